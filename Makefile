@@ -1,0 +1,61 @@
+# Sluice — the two contracts are `make demo` and `make test` (README). Both install what
+# they need (Debian packages, npm packages, the cached Go build of the local clusters).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+JEST := node --experimental-vm-modules node_modules/jest/bin/jest.js
+WORK := .work
+
+.PHONY: help deps build typecheck lint crds kube-local kube-local-up test test-unit test-integration demo bench clean
+
+help:
+	@echo "make demo          run the controller on embedded local clusters with the examples"
+	@echo "make test          every test; ends with 'N passed, N failed'"
+	@echo "make build | lint | crds | kube-local | bench | clean"
+
+deps:
+	@scripts/deps.sh
+
+build: deps
+	@npm run --silent build
+
+typecheck: deps
+	@npx tsc --noEmit -p tsconfig.json
+
+lint: deps
+	@npx eslint . && npx prettier --check .
+
+# Regenerates charts/sluice/crds/ from src/api (checked in; a unit test fails on drift).
+crds: deps
+	@npx tsx src/api/generate-crds.ts
+
+kube-local:
+	@test/cluster/build.sh
+
+# Starts 4 clusters in the background for iterating on integration tests:
+#   make kube-local-up && SLUICE_TEST_CLUSTERS_DIR=$(WORK)/clusters npx jest ...
+kube-local-up: kube-local
+	@bin/kube-local --clusters 4 --dir $(WORK)/clusters > $(WORK)/kube-local.log 2>&1 & \
+	 until [ -f $(WORK)/clusters/ready ]; do sleep 1; done; echo "clusters ready in $(WORK)/clusters"
+
+test: build kube-local
+	@mkdir -p $(WORK)
+	@rm -f $(WORK)/jest-unit.json $(WORK)/jest-integration.json
+	@npx tsc --noEmit -p tsconfig.json
+	-@$(JEST) --selectProjects unit --json --outputFile=$(WORK)/jest-unit.json
+	-@$(JEST) --selectProjects integration --runInBand --json --outputFile=$(WORK)/jest-integration.json
+	@node test/report.mjs $(WORK)/jest-unit.json $(WORK)/jest-integration.json
+
+test-unit: deps
+	@$(JEST) --selectProjects unit
+
+test-integration: build kube-local
+	@$(JEST) --selectProjects integration --runInBand
+
+demo: build kube-local
+	@npx tsx scripts/demo.ts
+
+bench: build kube-local
+	@npx tsx bench/local-cluster.ts
+
+clean:
+	rm -rf dist $(WORK)
