@@ -116,6 +116,43 @@ export function markReady<S extends ConditionedStatus>(
 }
 
 /**
+ * Sets the kstatus trio for a non-Ready state: `Ready` (with `ready` status, `reason` and
+ * `message`), then either `Reconciling=True` (with `reconcilingReason`) and no `Stalled`, or
+ * `Stalled=True` and no `Reconciling`. The one shape behind the three helpers below.
+ */
+function markNotReady<S extends ConditionedStatus>(
+  status: S,
+  generation: number,
+  ready: 'Unknown' | 'False',
+  progress: { type: 'Reconciling'; reason: string } | { type: 'Stalled' },
+  reason: string,
+  message: string,
+  now: Date,
+): S {
+  const gone = progress.type === 'Reconciling' ? ConditionType.Stalled : ConditionType.Reconciling;
+  const progressReason = progress.type === 'Reconciling' ? progress.reason : reason;
+  return withConditions(status, generation, (cs) => {
+    const base = removeCondition(cs, gone);
+    const withProgress = setCondition(
+      base,
+      {
+        type: progress.type,
+        status: 'True',
+        reason: progressReason,
+        message,
+        observedGeneration: generation,
+      },
+      now,
+    );
+    return setCondition(
+      withProgress,
+      { type: ConditionType.Ready, status: ready, reason, message, observedGeneration: generation },
+      now,
+    );
+  });
+}
+
+/**
  * The controller is working towards `generation`: `Reconciling=True`, `Ready=Unknown` with
  * the same reason and message, `Stalled` removed, `observedGeneration = generation`
  * (kstatus: InProgress). Returns a new status.
@@ -127,19 +164,7 @@ export function markReconciling<S extends ConditionedStatus>(
   message: string,
   now: Date = new Date(),
 ): S {
-  return withConditions(status, generation, (cs) => {
-    const base = removeCondition(cs, ConditionType.Stalled);
-    const reconciling = setCondition(
-      base,
-      { type: ConditionType.Reconciling, status: 'True', reason, message, observedGeneration: generation },
-      now,
-    );
-    return setCondition(
-      reconciling,
-      { type: ConditionType.Ready, status: 'Unknown', reason, message, observedGeneration: generation },
-      now,
-    );
-  });
+  return markNotReady(status, generation, 'Unknown', { type: 'Reconciling', reason }, reason, message, now);
 }
 
 /**
@@ -155,19 +180,7 @@ export function markStalled<S extends ConditionedStatus>(
   message: string,
   now: Date = new Date(),
 ): S {
-  return withConditions(status, generation, (cs) => {
-    const base = removeCondition(cs, ConditionType.Reconciling);
-    const stalled = setCondition(
-      base,
-      { type: ConditionType.Stalled, status: 'True', reason, message, observedGeneration: generation },
-      now,
-    );
-    return setCondition(
-      stalled,
-      { type: ConditionType.Ready, status: 'False', reason, message, observedGeneration: generation },
-      now,
-    );
-  });
+  return markNotReady(status, generation, 'False', { type: 'Stalled' }, reason, message, now);
 }
 
 /**
@@ -183,23 +196,13 @@ export function markRetrying<S extends ConditionedStatus>(
   message: string,
   now: Date = new Date(),
 ): S {
-  return withConditions(status, generation, (cs) => {
-    const base = removeCondition(cs, ConditionType.Stalled);
-    const reconciling = setCondition(
-      base,
-      {
-        type: ConditionType.Reconciling,
-        status: 'True',
-        reason: 'ProgressingWithRetry',
-        message,
-        observedGeneration: generation,
-      },
-      now,
-    );
-    return setCondition(
-      reconciling,
-      { type: ConditionType.Ready, status: 'False', reason, message, observedGeneration: generation },
-      now,
-    );
-  });
+  return markNotReady(
+    status,
+    generation,
+    'False',
+    { type: 'Reconciling', reason: 'ProgressingWithRetry' },
+    reason,
+    message,
+    now,
+  );
 }
