@@ -36,11 +36,7 @@ export const versionCommand: Command = {
     if (values.output === 'json') process.stdout.write(JSON.stringify(info) + '\n');
     else if (values.output === 'text')
       process.stdout.write(`sluice ${info.sluice} (node ${info.node}, ${info.platform})\n`);
-    else
-      throw new (await import('../usage.js')).UsageError(
-        `-o must be text or json, got "${values.output}"`,
-        usage,
-      );
+    else throw new UsageError(`-o must be text or json, got "${values.output}"`, usage);
     return 0;
   },
 };
