@@ -118,6 +118,18 @@ describe('Cluster controller on real clusters', () => {
     );
   });
 
+  it('GIVEN the running controller THEN /healthz, /readyz and /metrics answer with per-controller figures', async () => {
+    const started = await controller.waitForLog((l) => l.message === 'controller starting');
+    const base = `http://127.0.0.1:${String(started.healthPort)}`;
+    expect(await (await fetch(`${base}/healthz`)).text()).toBe('ok\n');
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toMatch(/sluice_reconcile_total\{controller="cluster",result="requeue"\} [1-9]/);
+    expect(metrics).toContain('sluice_reconcile_duration_seconds_bucket{le=');
+    expect(metrics).toMatch(/sluice_workqueue_depth\{name="cluster"\} \d+/);
+    expect(metrics).toContain('sluice_reconcile_errors_total');
+  });
+
   it('GIVEN a member whose apiserver stops THEN Available=False Unreachable, and it recovers by itself when it returns', async () => {
     const n = name('member-3');
     await waitAvailable(n, 'True');

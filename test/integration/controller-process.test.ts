@@ -127,6 +127,20 @@ describe('the controller process', () => {
   });
 });
 
+describe('graceful shutdown', () => {
+  it('GIVEN a leader and a standby WHEN the leader gets SIGTERM THEN it exits 0 and releases the Lease, so the standby leads at once', async () => {
+    const lease = uniqueName('lease');
+    // A long lease: only a released Lease lets the standby lead quickly.
+    const a = start(kubeconfigPath('hub'), lease, ['--lease-duration', '60s']);
+    await a.waitForLog((l) => l.message === 'became leader');
+    const b = start(kubeconfigPath('hub'), lease, ['--lease-duration', '60s']);
+    await b.waitForLog((l) => l.message === 'caches synced');
+    expect(await a.kill('SIGTERM')).toEqual({ code: 0, signal: null });
+    expect(a.lines.some((l) => l.message === 'shutting down')).toBe(true);
+    await b.waitForLog((l) => l.message === 'became leader', 30_000);
+  });
+});
+
 describe('the controller whose hub apiserver restarts', () => {
   // member-3 plays the hub here, so that its control plane can be stopped without
   // disturbing the other suites' hub.
