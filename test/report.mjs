@@ -20,7 +20,9 @@ for (const file of process.argv.slice(2)) {
   broken += r.numRuntimeErrorTestSuites ?? 0;
   for (const s of r.testResults ?? []) {
     if (s.status === 'failed' && (s.assertionResults ?? []).every((a) => a.status !== 'failed')) {
-      console.error(`report: suite ${s.name} failed to run: ${(s.message ?? '').split('\n').slice(0, 5).join(' ')}`);
+      console.error(
+        `report: suite ${s.name} failed to run: ${(s.message ?? '').split('\n').slice(0, 5).join(' ')}`,
+      );
     }
   }
 }
