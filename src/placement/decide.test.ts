@@ -206,7 +206,11 @@ describe('decide: debounce of failing decided clusters', () => {
     });
 
     expect(r.decisions).toEqual([
-      { clusterName: 'east', reason: 'kept: Available=False for 12s < 30s debounce', failingSince: ago(12) },
+      {
+        clusterName: 'east',
+        reason: `kept: Available=False since ${ago(12)}, within the 30s debounce`,
+        failingSince: ago(12),
+      },
       { clusterName: 'euro', reason: 'matches clusterSelector; Available=True' },
       {
         clusterName: 'west',
@@ -221,7 +225,7 @@ describe('decide: debounce of failing decided clusters', () => {
 
     expect(r.decisions.find((d) => d.clusterName === 'east')).toEqual({
       clusterName: 'east',
-      reason: 'kept: Available=False for 0ms < 30s debounce',
+      reason: 'kept: Available=False since 2024-05-01T12:00:00Z, within the 30s debounce',
       failingSince: '2024-05-01T12:00:00Z',
     });
     expect(r.requeueAfterMs).toBe(30_000);
@@ -234,7 +238,7 @@ describe('decide: debounce of failing decided clusters', () => {
     });
 
     expect(r.decisions.find((d) => d.clusterName === 'east')?.reason).toBe(
-      'kept: Available absent for 5s < 30s debounce',
+      `kept: Available absent since ${ago(5)}, within the 30s debounce`,
     );
   });
 

@@ -232,9 +232,11 @@ export function decide(input: DecideInput, now: Date): DecideResult {
     const failedFor = Math.max(0, nowMs - sinceMs);
     const span = `${failing} for ${formatDuration(failedFor)}`;
     if (failedFor < input.debounceMs) {
+      // No elapsed time in the reason: it must not change between reconciles, or every
+      // reconcile during a debounce would rewrite status.
       stickyFailing.push({
         cluster: cand.cluster,
-        why: `kept: ${span} < ${formatDuration(input.debounceMs)} debounce`,
+        why: `kept: ${failing} since ${kubeTime(new Date(sinceMs))}, within the ${formatDuration(input.debounceMs)} debounce`,
       });
       debounce.set(cand.cluster.name, {
         failingSince: kubeTime(new Date(sinceMs)),

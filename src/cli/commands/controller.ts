@@ -20,6 +20,8 @@ ${kubeFlagsUsage}  --metrics-bind-address ADDR      where /metrics is served (de
   --leader-election-id NAME        name of the Lease (default sluice-controller-leader)
   --lease-duration DURATION        how long a Lease is held without renewal (default 15s)
   --cluster-probe-interval D       how often each Cluster is probed (default 30s)
+  --placement-debounce D           how long a placed Cluster may fail clusterConditions before
+                                   it loses its placement (default 30s)
   --log-level LEVEL                error, warn, info or debug (default info)
 `;
 
@@ -50,6 +52,7 @@ export const controllerCommand: Command = {
         'leader-election-id': { type: 'string', default: 'sluice-controller-leader' },
         'lease-duration': { type: 'string', default: '15s' },
         'cluster-probe-interval': { type: 'string', default: '30s' },
+        'placement-debounce': { type: 'string', default: '30s' },
         'log-level': { type: 'string', default: 'info' },
       },
       usage,
@@ -82,6 +85,7 @@ export const controllerCommand: Command = {
       values['cluster-probe-interval'],
       usage,
     );
+    const placementDebounceMs = parseDurationFlag('placement-debounce', values['placement-debounce'], usage);
     const leaderElect = !values['no-leader-elect'];
 
     const logger = createLogger({ level });
@@ -106,7 +110,7 @@ export const controllerCommand: Command = {
         if (!exiting) process.exit(1);
       },
     });
-    registerPlacementControllers(manager, { probeIntervalMs });
+    registerPlacementControllers(manager, { probeIntervalMs, placementDebounceMs });
 
     const servers: HttpServer[] = [];
     const metricsAddr = addresses['metrics-bind-address']!;

@@ -2,9 +2,19 @@ import type { Command } from './command.js';
 import { controllerCommand } from './controller.js';
 import { installCrdsCommand } from './install-crds.js';
 import { versionCommand } from './version.js';
+import { getCommand } from './get.js';
+import { reconcileCommand } from './reconcile.js';
+import { diffCommand } from './diff.js';
 
 /** Every `sluice` sub-command, in the order `sluice --help` lists them. */
-export const commands: readonly Command[] = [controllerCommand, installCrdsCommand, versionCommand];
+export const commands: readonly Command[] = [
+  controllerCommand,
+  installCrdsCommand,
+  versionCommand,
+  getCommand,
+  reconcileCommand,
+  diffCommand,
+];
 
 export function rootUsage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
