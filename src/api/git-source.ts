@@ -25,6 +25,19 @@ export interface GitRef {
   commit?: string;
 }
 
+/**
+ * A push webhook for a `GitSource`: the Git host POSTs to `/hooks/<namespace>/<name>` on the
+ * controller's webhook address, and a valid push for the followed ref triggers a fetch at once.
+ */
+export interface GitSourceWebhook {
+  /**
+   * Secret in the GitSource's namespace whose key `token` holds the shared secret: the HMAC
+   * key of GitHub's `X-Hub-Signature-256` and of the generic `X-Signature`, or the value of
+   * GitLab's `X-Gitlab-Token`.
+   */
+  secretRef: LocalObjectReference;
+}
+
 /** What a `GitSource` fetches and how often. */
 export interface GitSourceSpec {
   url: string;
@@ -33,6 +46,7 @@ export interface GitSourceSpec {
   secretRef?: LocalObjectReference;
   timeout?: string;
   suspend: boolean;
+  webhook?: GitSourceWebhook;
 }
 
 /** The immutable result of one fetch: what consumers (Delivery) apply, by digest. */
@@ -43,11 +57,19 @@ export interface Artifact {
   digest: string;
   lastUpdateTime: string;
   url?: string;
+  /** Directory of the artifact's files in the controller's storage (content-addressed by digest). */
+  path?: string;
 }
 
 /** What the GitSource controller last fetched. */
 export interface GitSourceStatus extends ConditionedStatus {
   artifact?: Artifact;
+  /**
+   * The value of the `sluice.dev/reconcile-requested-at` annotation the controller last
+   * acted on (as Flux's `lastHandledReconcileAt`): equal to the annotation once the requested
+   * reconcile ran.
+   */
+  lastHandledReconcileAt?: string;
 }
 
 /** A Git repository and the revision of it that Sluice follows. */
@@ -86,11 +108,21 @@ const spec = obj<GitSourceSpec>(
       '1m',
     ),
     secretRef: localRef(
-      'Secret in this namespace with HTTP credentials: keys username and password (or a token as password). Omit for public repositories.',
+      'Secret in this namespace with HTTP credentials: keys username and password (basic auth), or bearerToken. Omit for public repositories.',
       'Secret',
     ),
     timeout: duration('Limit for one fetch; the controller uses 60s when unset.'),
     suspend: bool('Stop fetching; the last artifact stays available.', { default: false }),
+    webhook: obj<GitSourceWebhook>(
+      'Push webhook: the Git host POSTs to /hooks/<namespace>/<name> on the controller webhook address (GitHub X-Hub-Signature-256, GitLab X-Gitlab-Token, or a generic X-Signature: sha256=<HMAC of the body>), and a push to the followed ref triggers a fetch at once. Polling continues.',
+      {
+        secretRef: localRef(
+          'Secret in this namespace whose key token holds the webhook secret (HMAC key, or the GitLab token).',
+          'Secret',
+        ),
+      },
+      { required: ['secretRef'] },
+    ),
   },
   { required: ['url', 'ref'] },
 );
@@ -103,8 +135,13 @@ const status = statusOf<GitSourceStatus>('What the GitSource controller last fet
       digest: str('Content digest of the fetched tree, e.g. sha256:….', { maxLength: 128 }),
       lastUpdateTime: timestamp('When the artifact last changed.'),
       url: str('Where the artifact can be downloaded from, when it is served.', { maxLength: 2048 }),
+      path: str('Directory of the artifact files in the controller storage.', { maxLength: 4096 }),
     },
     { required: ['revision', 'digest', 'lastUpdateTime'] },
+  ),
+  lastHandledReconcileAt: str(
+    'The sluice.dev/reconcile-requested-at annotation value the controller last acted on.',
+    { maxLength: 256 },
   ),
 });
 

@@ -96,6 +96,7 @@ const full: { [K in SluiceKind]: object } = {
     secretRef: { name: 'git-credentials' },
     timeout: '90s',
     suspend: true,
+    webhook: { secretRef: { name: 'git-webhook' } },
   } satisfies Required<GitSourceSpec>,
   Cluster: { inCluster: true } satisfies ClusterSpec,
   PlacementRule: {
@@ -195,7 +196,9 @@ const statuses: { [K in SluiceKind]: object } = {
       digest: 'sha256:abc',
       lastUpdateTime: now,
       url: 'http://sluice/a.tgz',
+      path: '/var/lib/sluice/artifacts/abc',
     },
+    lastHandledReconcileAt: now,
     observedGeneration: 1,
     conditions: [ready],
   } satisfies Required<GitSourceStatus>,
