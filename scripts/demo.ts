@@ -1,13 +1,15 @@
 /**
  * `make demo`: Sluice on embedded local clusters, with the examples.
  *
- * Chapter 1 — clusters: starts kube-local (hub, member-1, member-2), installs the CRDs on
- * the hub, registers the members from examples/clusters/ (kubeconfigs in Secrets), starts
- * the controller and prints what it sees.
+ * Chapter 1 — clusters: starts kube-local (hub, member-1..3), installs the CRDs on the hub,
+ * registers the members from examples/clusters/ (kubeconfigs in Secrets), starts the
+ * controller and prints what it sees.
+ * Chapter 2 — GitOps delivery (scripts/demo-delivery.ts).
  *
- * DEMO_ONCE=1 runs unattended: exit 0 once every member is Available, non-zero otherwise,
+ * DEMO_ONCE=1 runs unattended: exit 0 once every chapter succeeded, non-zero otherwise,
  * and leaves no process behind. Without it the demo keeps running (Ctrl-C stops it).
  */
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -16,7 +18,9 @@ import type { Cluster } from '../src/api/cluster.js';
 import { installCrds } from '../src/api/install.js';
 import { FieldManager, serverSideApply } from '../src/kube/apply.js';
 import { clusterClient, loadKubeConfig } from '../src/kube/clients.js';
-import { ControllerProcess } from '../test/support/controller-process.js';
+import { ControllerProcess, SLUICE_CLI } from '../test/support/controller-process.js';
+import type { GitServer } from '../test/support/git-server.js';
+import { deliveryChapter } from './demo-delivery.js';
 import { REPO_ROOT, startKubeLocal } from '../test/support/kube-local.mjs';
 
 const once = process.env.DEMO_ONCE === '1';
@@ -42,12 +46,15 @@ function table(clusters: Cluster[]): string {
   return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ')).join('\n');
 }
 
-say('starting kube-local: hub, member-1, member-2 (real kube-apiserver, etcd, controller-manager)');
-const kubeLocal = await startKubeLocal({ clusters: 3, dir });
+say('starting kube-local: hub, member-1..3 (real kube-apiserver, etcd, controller-manager)');
+const kubeLocal = await startKubeLocal({ clusters: 4, dir });
+const MEMBERS = ['member-1', 'member-2', 'member-3'];
 let controller: ControllerProcess | undefined;
 let exitCode = 1;
+let git: GitServer | undefined;
 const cleanup = async () => {
   await controller?.kill('SIGTERM');
+  await git?.stop();
   await kubeLocal.stop();
 };
 process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
@@ -61,11 +68,11 @@ try {
   say('installing the CRDs on the hub');
   for (const name of await installCrds(hub)) console.log(`  customresourcedefinition/${name} established`);
 
-  say('registering member-1 and member-2 from examples/clusters/');
+  say('registering member-1..3 from examples/clusters/');
   const apply = (obj: KubernetesObject) =>
     serverSideApply(hub, obj, { fieldManager: 'sluice-demo', force: true });
   await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'sluice-system' } });
-  for (const member of ['member-1', 'member-2']) {
+  for (const member of MEMBERS) {
     await apply({
       apiVersion: 'v1',
       kind: 'Secret',
@@ -90,6 +97,10 @@ try {
     '127.0.0.1:0',
     '--health-probe-bind-address',
     '127.0.0.1:0',
+    '--webhook-bind-address',
+    '127.0.0.1:0',
+    '--storage-path',
+    join(dir, 'storage'),
     '--leader-election-namespace',
     'sluice-system',
     '--cluster-probe-interval',
@@ -114,6 +125,32 @@ try {
   }
   console.log(table(clusters));
   if (!allAvailable(clusters)) throw new Error('not every member cluster became Available within 60s');
+
+  const started = await controller.waitForLog((l) => l.message === 'controller starting');
+  const members = Object.fromEntries(
+    MEMBERS.map((m) => [m, clusterClient(m, loadKubeConfig({ kubeconfig: join(dir, m, 'kubeconfig') }))]),
+  );
+  git = await deliveryChapter({
+    hub,
+    members,
+    apply,
+    webhookPort: Number(started.webhookPort),
+    relabel: async (name, labels) => {
+      const cluster = clusters.find((c) => c.metadata?.name === name)!;
+      await apply({
+        apiVersion: cluster.apiVersion,
+        kind: cluster.kind,
+        metadata: { name, labels },
+        spec: cluster.spec,
+      } as KubernetesObject);
+    },
+  });
+  say('sluice get deliveries -A');
+  console.log(
+    execFileSync(process.execPath, [SLUICE_CLI, 'get', 'deliveries', '-A', '--kubeconfig', hubKubeconfig], {
+      encoding: 'utf8',
+    }),
+  );
   exitCode = 0;
   if (!once) {
     say('running; the table refreshes every 10 s (Ctrl-C stops the demo and the clusters)');
@@ -129,5 +166,5 @@ try {
 } finally {
   await cleanup();
 }
-say(exitCode === 0 ? 'done: every member cluster is Available' : 'demo failed');
+say(exitCode === 0 ? 'done: every chapter succeeded' : 'demo failed');
 process.exit(exitCode);

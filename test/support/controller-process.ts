@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT } from './kube-local.mjs';
@@ -88,6 +89,10 @@ export function controllerArgs(kubeconfig: string, leaseId: string, extra: strin
     '127.0.0.1:0',
     '--health-probe-bind-address',
     '127.0.0.1:0',
+    '--webhook-bind-address',
+    '127.0.0.1:0',
+    '--storage-path',
+    mkdtempSync(join(tmpdir(), 'sluice-storage-')),
     '--leader-election-id',
     leaseId,
     ...extra,

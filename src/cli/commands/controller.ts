@@ -1,4 +1,8 @@
-import { hostname } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { registerSourceControllers } from '../../git/register.js';
+import { kubectlKustomize } from '../../delivery/kustomize.js';
+import { registerDeliveryControllers } from '../../delivery/register.js';
 import { createLogger, parseLogLevel } from '../../log.js';
 import { Manager } from '../../kube/manager.js';
 import { registerPlacementControllers } from '../../placement/register.js';
@@ -20,6 +24,9 @@ ${kubeFlagsUsage}  --metrics-bind-address ADDR      where /metrics is served (de
   --leader-election-id NAME        name of the Lease (default sluice-controller-leader)
   --lease-duration DURATION        how long a Lease is held without renewal (default 15s)
   --cluster-probe-interval D       how often each Cluster is probed (default 30s)
+  --storage-path DIR               where fetched Git artifacts are kept (default $TMPDIR/sluice)
+  --webhook-bind-address ADDR      where Git push webhooks are received, POST /hooks/<ns>/<name>
+                                   (default :9292; 0 disables)
   --placement-debounce D           how long a placed Cluster may fail clusterConditions before
                                    it loses its placement (default 30s)
   --log-level LEVEL                error, warn, info or debug (default info)
@@ -53,6 +60,8 @@ export const controllerCommand: Command = {
         'lease-duration': { type: 'string', default: '15s' },
         'cluster-probe-interval': { type: 'string', default: '30s' },
         'placement-debounce': { type: 'string', default: '30s' },
+        'storage-path': { type: 'string', default: join(tmpdir(), 'sluice') },
+        'webhook-bind-address': { type: 'string', default: ':9292' },
         'log-level': { type: 'string', default: 'info' },
       },
       usage,
@@ -70,6 +79,7 @@ export const controllerCommand: Command = {
     const addresses: Record<string, string> = {
       'metrics-bind-address': values['metrics-bind-address'],
       'health-probe-bind-address': values['health-probe-bind-address'],
+      'webhook-bind-address': values['webhook-bind-address'],
     };
     for (const [flag, addr] of Object.entries(addresses)) {
       if (addr === '0') continue;
@@ -110,7 +120,18 @@ export const controllerCommand: Command = {
         if (!exiting) process.exit(1);
       },
     });
-    registerPlacementControllers(manager, { probeIntervalMs, placementDebounceMs });
+    const { members } = registerPlacementControllers(manager, { probeIntervalMs, placementDebounceMs });
+    const webhookAddr = addresses['webhook-bind-address']!;
+    // Receivers run on every replica: a push only sets an annotation the leader acts on.
+    const receiver =
+      webhookAddr === '0'
+        ? undefined
+        : new HttpServer({ registry: manager.registry, ready: () => manager.ready(), logger });
+    const { artifacts } = registerSourceControllers(manager, {
+      storagePath: values['storage-path'],
+      receiver,
+    });
+    registerDeliveryControllers(manager, { members, artifacts, kustomize: kubectlKustomize() });
 
     const servers: HttpServer[] = [];
     const metricsAddr = addresses['metrics-bind-address']!;
@@ -124,11 +145,15 @@ export const controllerCommand: Command = {
       metricsPort = await metrics.listen(metricsAddr);
       servers.push(metrics);
     }
+    const webhookPort = receiver ? await receiver.listen(webhookAddr) : undefined;
+    if (receiver) servers.push(receiver);
     logger.info('controller starting', {
       identity,
       leaderElect,
       healthPort: port,
       metricsPort,
+      webhookPort,
+      storagePath: values['storage-path'],
       hub: client.kubeConfig.getCurrentCluster()?.server,
     });
 
