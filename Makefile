@@ -5,7 +5,7 @@ SHELL := /bin/bash
 JEST := node --experimental-vm-modules node_modules/jest/bin/jest.js
 WORK := .work
 
-.PHONY: help deps build typecheck lint crds kube-local kube-local-up test test-unit test-integration demo bench clean
+.PHONY: help deps build typecheck lint crds kube-local kube-local-up test test-unit test-integration demo bench bench-delivery clean
 
 help:
 	@echo "make demo          run the controller on embedded local clusters with the examples"
@@ -59,3 +59,6 @@ bench: build kube-local
 
 clean:
 	rm -rf dist $(WORK)
+
+bench-delivery: build kube-local
+	@npx tsx bench/delivery.ts

@@ -75,6 +75,12 @@ export interface DeliveryStatus extends ConditionedStatus {
   clusters?: DeliveryClusterStatus[];
   lastAppliedRevision?: string;
   history?: AppliedRevision[];
+  /**
+   * The value of the `sluice.dev/reconcile-requested-at` annotation the controller last
+   * acted on (as Flux's `lastHandledReconcileAt`): equal to the annotation once the requested
+   * reconcile ran.
+   */
+  lastHandledReconcileAt?: string;
 }
 
 /** A path of a source applied to the clusters a PlacementRule decides. */
@@ -155,6 +161,10 @@ const status = statusOf<DeliveryStatus>('What the Delivery controller last appli
       { required: ['revision', 'appliedAt'] },
     ),
     { maxItems: DELIVERY_HISTORY_LIMIT },
+  ),
+  lastHandledReconcileAt: str(
+    'The sluice.dev/reconcile-requested-at annotation value the controller last acted on.',
+    { maxLength: 256 },
   ),
 });
 

@@ -42,8 +42,14 @@ export class RawObjectApi extends KubernetesObjectApi {
 
   /** Sends one request and returns the parsed JSON body; a non-2xx answer throws `ApiException` (normalise it). */
   async request<T = unknown>(req: RawRequest): Promise<T> {
+    const text = await this.requestText(req, 'application/json');
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** Like `request`, for endpoints that answer text (`/metrics`, `/readyz`): the body unparsed. */
+  async requestText(req: RawRequest, accept = '*/*'): Promise<string> {
     const ctx = this.configuration.baseServer.makeRequestContext(req.path, req.method as HttpMethod);
-    ctx.setHeaderParam('Accept', 'application/json');
+    ctx.setHeaderParam('Accept', accept);
     for (const [k, v] of Object.entries(req.query ?? {}))
       if (v !== undefined) ctx.setQueryParam(k, String(v));
     if (req.body !== undefined) {
@@ -57,7 +63,7 @@ export class RawObjectApi extends KubernetesObjectApi {
     if (res.httpStatusCode < 200 || res.httpStatusCode > 299) {
       throw new ApiException(res.httpStatusCode, `HTTP ${res.httpStatusCode}`, text, {});
     }
-    return (text ? JSON.parse(text) : undefined) as T;
+    return text;
   }
 
   /** GET the object; throws a normalised `KubeError` (check `isNotFound`). */

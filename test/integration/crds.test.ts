@@ -222,6 +222,7 @@ const statuses: { [K in SluiceKind]: object } = {
     ],
     lastAppliedRevision: 'main@sha1:4f1c',
     history: [{ revision: 'main@sha1:4f1c', appliedAt: now }],
+    lastHandledReconcileAt: now,
     observedGeneration: 1,
     conditions: [ready],
   } satisfies Required<DeliveryStatus>,
