@@ -12,7 +12,7 @@ import type { GitSource } from '../api/git-source.js';
 import type { PlacementRule } from '../api/placement-rule.js';
 import { kindInfo } from '../api/crds.js';
 import type { ArtifactStore } from '../git/artifact.js';
-import { RECONCILE_REQUESTED_ANNOTATION } from '../git/source-status.js';
+import { RECONCILE_REQUESTED_ANNOTATION } from '../api/reconcile-request.js';
 import type { ClusterClient } from '../kube/clients.js';
 import type { ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound, normalizeKubeError } from '../kube/errors.js';

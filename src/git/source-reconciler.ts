@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import { kindInfo } from '../api/crds.js';
+import { reconcileRequestPatch } from '../api/reconcile-request.js';
 import { parseDuration } from '../api/duration.js';
 import type { GitSource } from '../api/git-source.js';
 import type { ClusterClient } from '../kube/clients.js';
@@ -237,17 +238,16 @@ export async function requestReconcile(
   at: Date = new Date(),
 ): Promise<string> {
   const info = kindInfo('GitSource');
-  const value = at.toISOString();
   const obj = { apiVersion: info.apiVersion, kind: info.kind, metadata: { namespace, name } };
   try {
     await hub.raw.request({
       method: 'PATCH',
       path: await hub.raw.pathFor(obj, 'patch'),
-      body: { metadata: { annotations: { [RECONCILE_REQUESTED_ANNOTATION]: value } } },
+      body: reconcileRequestPatch(at),
       contentType: 'application/merge-patch+json',
     });
   } catch (err) {
     throw normalizeKubeError(err, `request reconcile of GitSource ${namespace}/${name}`);
   }
-  return value;
+  return at.toISOString();
 }

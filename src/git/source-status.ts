@@ -8,7 +8,8 @@ import { GitError } from './errors.js';
  * push receiver): any new value triggers one, and `status.lastHandledReconcileAt` records the
  * value handled (Flux's `reconcile.fluxcd.io/requestedAt`).
  */
-export const RECONCILE_REQUESTED_ANNOTATION = 'sluice.dev/reconcile-requested-at';
+export { RECONCILE_REQUESTED_ANNOTATION } from '../api/reconcile-request.js';
+import { RECONCILE_REQUESTED_ANNOTATION } from '../api/reconcile-request.js';
 
 /** The condition reasons of a GitSource that failed (Flux's vocabulary). */
 export type SourceFailureReason = 'AuthFailed' | 'RefNotFound' | 'FetchFailed' | 'ArtifactFailed';

@@ -1,6 +1,9 @@
 import { jest } from '@jest/globals';
 import { runCli } from '../run.js';
-import { RECONCILE_REQUESTED_AT_ANNOTATION, reconcileRequestPatch } from './reconcile.js';
+import {
+  RECONCILE_REQUESTED_ANNOTATION as RECONCILE_REQUESTED_AT_ANNOTATION,
+  reconcileRequestPatch,
+} from '../../api/reconcile-request.js';
 
 function capture() {
   const out: string[] = [];

@@ -1,5 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KindInfo } from '../../api/crds.js';
+import { RECONCILE_REQUESTED_ANNOTATION, reconcileRequestPatch } from '../../api/reconcile-request.js';
 import type { ClusterClient } from '../../kube/clients.js';
 import type { Condition } from '../../kube/conditions.js';
 import { isNotFound } from '../../kube/errors.js';
@@ -8,18 +9,10 @@ import { parseCommandArgs, parseDurationFlag } from '../usage.js';
 import type { Command } from './command.js';
 import { hubClient, kubeFlags, kubeFlagsUsage } from './kube-flags.js';
 
-/**
- * Operator intent "reconcile now", as Flux's `reconcile.fluxcd.io/requestedAt`: the CLI sets
- * it to the time of the request; a controller that sees a value it has not handled yet
- * reconciles at once and copies the value to `status.lastHandledReconcileAt`. An annotation,
- * not a spec field, so that it neither bumps `metadata.generation` nor looks like Git drift.
- */
-export const RECONCILE_REQUESTED_AT_ANNOTATION = 'sluice.dev/reconcile-requested-at';
-
 const usage = `Usage: sluice reconcile source|delivery NAME [flags]
 
 Asks the controller to reconcile a GitSource (fetch now) or a Delivery (apply now) at once,
-by setting the annotation ${RECONCILE_REQUESTED_AT_ANNOTATION}.
+by setting the annotation ${RECONCILE_REQUESTED_ANNOTATION}.
 
 Flags:
 ${kubeFlagsUsage}  -n, --namespace NS   namespace (default: the context's, then default)
@@ -36,13 +29,6 @@ type Reconcilable = KubernetesObject & {
   spec?: { suspend?: boolean };
   status?: { lastHandledReconcileAt?: string; conditions?: Condition[] };
 };
-
-/** The merge patch that asks for a reconcile at `at`. Pure. */
-export function reconcileRequestPatch(at: Date): { metadata: { annotations: Record<string, string> } } {
-  // Millisecond precision: two requests within one second must still differ, or the second
-  // would change nothing and no controller would see it.
-  return { metadata: { annotations: { [RECONCILE_REQUESTED_AT_ANNOTATION]: at.toISOString() } } };
-}
 
 async function annotate(
   client: ClusterClient,
