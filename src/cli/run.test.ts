@@ -1,21 +1,9 @@
-import { jest } from '@jest/globals';
 import { runCli } from './run.js';
-
-function capture() {
-  const out: string[] = [];
-  const err: string[] = [];
-  const o = jest.spyOn(process.stdout, 'write').mockImplementation((s) => (out.push(String(s)), true));
-  const e = jest.spyOn(process.stderr, 'write').mockImplementation((s) => (err.push(String(s)), true));
-  return {
-    out: () => out.join(''),
-    err: () => err.join(''),
-    restore: () => (o.mockRestore(), e.mockRestore()),
-  };
-}
+import { captureOutput } from '../../test/support/capture-output.js';
 
 describe('sluice CLI', () => {
-  let io: ReturnType<typeof capture>;
-  beforeEach(() => (io = capture()));
+  let io: ReturnType<typeof captureOutput>;
+  beforeEach(() => (io = captureOutput()));
   afterEach(() => io.restore());
 
   it.each([

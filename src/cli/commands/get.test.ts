@@ -1,19 +1,7 @@
-import { jest } from '@jest/globals';
 import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import { runCli } from '../run.js';
 import { formatListing } from './get.js';
-
-function capture() {
-  const out: string[] = [];
-  const err: string[] = [];
-  const o = jest.spyOn(process.stdout, 'write').mockImplementation((s) => (out.push(String(s)), true));
-  const e = jest.spyOn(process.stderr, 'write').mockImplementation((s) => (err.push(String(s)), true));
-  return {
-    out: () => out.join(''),
-    err: () => err.join(''),
-    restore: () => (o.mockRestore(), e.mockRestore()),
-  };
-}
+import { captureOutput } from '../../../test/support/capture-output.js';
 
 const NOW = new Date('2026-11-30T12:00:00Z');
 const cond = (type: string, status: string, message: string) => ({
@@ -32,8 +20,8 @@ const meta = (name: string, namespace?: string) =>
   }) as unknown as V1ObjectMeta;
 
 describe('sluice get: usage errors (exit 2)', () => {
-  let io: ReturnType<typeof capture>;
-  beforeEach(() => (io = capture()));
+  let io: ReturnType<typeof captureOutput>;
+  beforeEach(() => (io = captureOutput()));
   afterEach(() => io.restore());
 
   it.each([

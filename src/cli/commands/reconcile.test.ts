@@ -1,25 +1,13 @@
-import { jest } from '@jest/globals';
 import { runCli } from '../run.js';
 import {
   RECONCILE_REQUESTED_ANNOTATION as RECONCILE_REQUESTED_AT_ANNOTATION,
   reconcileRequestPatch,
 } from '../../api/reconcile-request.js';
-
-function capture() {
-  const out: string[] = [];
-  const err: string[] = [];
-  const o = jest.spyOn(process.stdout, 'write').mockImplementation((s) => (out.push(String(s)), true));
-  const e = jest.spyOn(process.stderr, 'write').mockImplementation((s) => (err.push(String(s)), true));
-  return {
-    out: () => out.join(''),
-    err: () => err.join(''),
-    restore: () => (o.mockRestore(), e.mockRestore()),
-  };
-}
+import { captureOutput } from '../../../test/support/capture-output.js';
 
 describe('sluice reconcile', () => {
-  let io: ReturnType<typeof capture>;
-  beforeEach(() => (io = capture()));
+  let io: ReturnType<typeof captureOutput>;
+  beforeEach(() => (io = captureOutput()));
   afterEach(() => io.restore());
 
   it.each([
