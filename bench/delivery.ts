@@ -122,6 +122,22 @@ try {
     spec: { clusterSelector: { matchLabels: { bench: 'yes' } } },
   });
 
+  // Target namespaces exist on the members, as with Flux's targetNamespace.
+  const namespaces = [
+    'lat-1',
+    'lat-3',
+    'big',
+    ...Array.from({ length: SMALL_DELIVERIES }, (_, i) => `small-${i}`),
+  ];
+  for (const m of members) {
+    for (const name of namespaces) {
+      await serverSideApply(
+        m,
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+        { fieldManager: 'bench', force: true },
+      );
+    }
+  }
   const { url } = await createRepo(git, 'bench', {
     'lat1/cms.yaml': configMaps(100, 'lat', 'v0'),
     'lat3/cms.yaml': configMaps(100, 'lat', 'v0'),

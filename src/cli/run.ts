@@ -4,6 +4,7 @@ import { commands, rootUsage } from './commands/index.js';
 /**
  * Runs one `sluice` invocation and returns its exit code: 0 success, 1 runtime failure,
  * 2 usage error (unknown command or flag, bad flag value) — kubectl's and flux's conventions.
+ * A command may use another code for runtime failures (`diff`: 2, as `kubectl diff`).
  */
 export async function runCli(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -24,6 +25,6 @@ export async function runCli(argv: string[]): Promise<number> {
       return 2;
     }
     process.stderr.write(`sluice ${name}: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
+    return command.failureExitCode ?? 1;
   }
 }

@@ -29,6 +29,7 @@ import {
   type InventoryEntry,
   type LiveState,
   type PruneNote,
+  type PrunePlan,
 } from './inventory.js';
 import { deleteInventory, readInventory, writeInventory, type StoredInventory } from './inventory-store.js';
 import {
@@ -68,8 +69,8 @@ export interface ClusterApplyInput {
 
 type Action = 'create' | 'configure' | 'unchanged';
 
-/** One object on its way to the cluster. */
-interface Planned {
+/** One object on its way to the cluster (what the gate found: live copy, dry-run result, action). */
+export interface Planned {
   readonly id: string;
   readonly stage: number;
   readonly rendered: RenderedObject;
@@ -134,6 +135,18 @@ export interface ClusterRemoveResult {
 /** Thrown when a cluster's work passes its deadline. */
 export class ApplyTimeoutError extends Error {
   override readonly name = 'ApplyTimeoutError';
+}
+
+/**
+ * `work`, or an {@link ApplyTimeoutError} after `ms`: bounds one cluster's work even when a
+ * request hangs (a black-holed API server answers nothing). `work` is not cancelled.
+ */
+export function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ApplyTimeoutError(`timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** Runs `fn` over `items` with at most `limit` promises in flight; results in input order. */
@@ -485,6 +498,44 @@ function bounded(list: readonly string[]): string[] {
     : [...list.slice(0, MAX_LISTED), `and ${list.length - MAX_LISTED} more`];
 }
 
+/** What prune would do after a plan is applied. */
+export type PrunePreview =
+  | { readonly kind: 'disabled' }
+  /** Nothing would be pruned because something is in doubt (the inventory could not be read). */
+  | { readonly kind: 'skipped'; readonly reason: string }
+  | { readonly kind: 'planned'; readonly plan: PrunePlan };
+
+/**
+ * Decides what prune would do for `plan`: the inventory entries that left the render, their
+ * live state looked up (reads only), passed through `pruneSet`. Used by {@link executePlan}
+ * before it deletes, and by `sluice diff` to show what would be deleted. An unreadable
+ * inventory prunes nothing; with nothing stale no request is sent. Throws only when the
+ * cluster cannot be reached or `deadline` (epoch ms) has passed before the lookups.
+ */
+export async function previewPrune(
+  plan: Extract<ClusterPlan, { ok: true }>,
+  deadline?: number,
+): Promise<PrunePreview> {
+  const { input, stored, objects } = plan;
+  if (!input.prune) return { kind: 'disabled' };
+  if (!stored.ok)
+    return { kind: 'skipped', reason: `inventory unreadable (${stored.error}); nothing pruned` };
+  const renderedIds = new Set(objects.map((p) => p.id));
+  const stale = stored.entries.filter((e) => !renderedIds.has(e.id));
+  if (stale.length === 0) return { kind: 'planned', plan: { delete: [], release: [], keep: [] } };
+  if (deadline !== undefined) checkDeadline(deadline);
+  const states = await liveStates(input.client, stale, input.concurrency ?? 16);
+  return {
+    kind: 'planned',
+    plan: pruneSet({
+      previous: stored.entries,
+      rendered: objects.map((p) => p.desired),
+      owner: ownerLabels(input.owner),
+      live: (e) => states.get(e.id) ?? { state: 'Unknown', reason: 'not looked up' },
+    }),
+  };
+}
+
 /**
  * Writes a plan: per stage, objects whose dry-run differed from live (or that are new) are
  * applied for real — `force` only when the ownership rule says a manual edit must be reverted;
@@ -555,35 +606,25 @@ export async function executePlan(
   const pruneFailures: string[] = [];
   let pruneKept: PruneNote[] = [];
   let pruneSkipped: string | undefined;
-  if (input.prune && !stored.ok) {
-    pruneSkipped = `inventory unreadable (${stored.error}); nothing pruned`;
-  } else if (input.prune) {
-    const renderedIds = new Set(objects.map((p) => p.id));
-    const stale = stored.entries.filter((e) => !renderedIds.has(e.id));
-    if (stale.length > 0) {
+  const preview = await previewPrune(plan, deadline);
+  if (preview.kind === 'skipped') {
+    pruneSkipped = preview.reason;
+  } else if (preview.kind === 'planned') {
+    const prunePlan = preview.plan;
+    pruneKept = [...prunePlan.keep];
+    for (const note of prunePlan.release) removed.push(note.entry.id);
+    // In order (webhooks first, CRDs last): sequential on purpose.
+    for (const entry of prunePlan.delete) {
       checkDeadline(deadline);
-      const states = await liveStates(client, stale, concurrency);
-      const prunePlan = pruneSet({
-        previous: stored.entries,
-        rendered: objects.map((p) => p.desired),
-        owner: ownerLabels(input.owner),
-        live: (e) => states.get(e.id) ?? { state: 'Unknown', reason: 'not looked up' },
-      });
-      pruneKept = [...prunePlan.keep];
-      for (const note of prunePlan.release) removed.push(note.entry.id);
-      // In order (webhooks first, CRDs last): sequential on purpose.
-      for (const entry of prunePlan.delete) {
-        checkDeadline(deadline);
-        try {
-          await deleteEntry(client, entry);
-          writes += 1;
-          removed.push(entry.id);
-          changes.push({ id: entry.id, action: 'deleted' });
-        } catch (err) {
-          const e = normalizeKubeError(err);
-          if (isUnreachable(e)) throw e;
-          pruneFailures.push(`${entry.id}: ${e.message}`);
-        }
+      try {
+        await deleteEntry(client, entry);
+        writes += 1;
+        removed.push(entry.id);
+        changes.push({ id: entry.id, action: 'deleted' });
+      } catch (err) {
+        const e = normalizeKubeError(err);
+        if (isUnreachable(e)) throw e;
+        pruneFailures.push(`${entry.id}: ${e.message}`);
       }
     }
   }

@@ -26,6 +26,8 @@ import {
   mapBounded,
   planCluster,
   removeFromCluster,
+  withTimeout,
+  type ClusterApplyInput,
   type ClusterApplyResult,
   type ClusterPlan,
   type ClusterRemoveResult,
@@ -38,7 +40,8 @@ import {
   type RemovedCluster,
 } from './delivery-status.js';
 import { healthVerdict } from './health.js';
-import { renderDirectory, safeToPrune, type KustomizeRunner } from './render.js';
+import type { RenderedObject } from './objects.js';
+import { renderDirectory, renderProblems, type KustomizeRunner } from './render.js';
 
 const DEFAULT_INTERVAL_MS = 5 * 60_000;
 const DEFAULT_HEALTH_TIMEOUT_MS = 5 * 60_000;
@@ -78,20 +81,35 @@ interface Memo {
   readonly due: number;
 }
 
+/**
+ * What applying Delivery `d` to `cluster` takes: its owner (the labels stamped on every object
+ * and the inventory key), `targetNamespace` and `prune` from the spec. The one place that maps a
+ * Delivery to an apply, shared by the reconciler and `sluice diff`.
+ */
+export function deliveryApplyInput(
+  d: Delivery,
+  cluster: string,
+  client: ClusterClient,
+  objects: readonly RenderedObject[],
+  tuning: { readonly concurrency?: number; readonly deadline: number },
+): ClusterApplyInput {
+  return {
+    client,
+    owner: { namespace: d.metadata?.namespace ?? '', name: d.metadata?.name ?? '', cluster },
+    objects,
+    targetNamespace: d.spec.targetNamespace,
+    prune: d.spec.prune !== false,
+    ...(tuning.concurrency === undefined ? {} : { concurrency: tuning.concurrency }),
+    deadline: tuning.deadline,
+  };
+}
+
 /** Why a cluster's work ended early. */
 type ClusterRun =
   | { readonly kind: 'pending' }
   | { readonly kind: 'plan'; readonly plan: ClusterPlan }
   | { readonly kind: 'applied'; readonly result: ClusterApplyResult }
   | { readonly kind: 'failed'; readonly unreachable: boolean; readonly message: string };
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ApplyTimeoutError(`timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
 
 /**
  * Applies each Delivery to the clusters its PlacementRule decides.
@@ -230,16 +248,13 @@ export class DeliveryReconciler implements Reconciler {
 
     // 2. Render: a failed, partial or empty render applies and prunes nothing.
     const render = await renderDirectory(root, d.spec.path ?? './', { kustomize: o.kustomize });
-    if (!render.ok || !safeToPrune(render)) {
-      const message = render.ok
-        ? `path ${d.spec.path} holds no objects (an empty render never applies or prunes)`
-        : render.errors
-            .slice(0, MAX_RENDER_ERRORS)
-            .map((e) => e.message)
-            .join('; ') +
-          (render.errors.length > MAX_RENDER_ERRORS
-            ? `; and ${render.errors.length - MAX_RENDER_ERRORS} more errors`
-            : '');
+    const problems = renderProblems(render, d.spec.path);
+    if (!render.ok || problems.length > 0) {
+      const message =
+        problems.slice(0, MAX_RENDER_ERRORS).join('; ') +
+        (problems.length > MAX_RENDER_ERRORS
+          ? `; and ${problems.length - MAX_RENDER_ERRORS} more errors`
+          : '');
       return {
         outcome: { kind: 'BuildFailed', revision, message },
         requeueAfterMs: intervalMs,
@@ -273,15 +288,12 @@ export class DeliveryReconciler implements Reconciler {
         return;
       }
       const plan = await withTimeout(
-        planCluster({
-          client,
-          owner: { namespace: ns, name, cluster },
-          objects: render.objects,
-          targetNamespace: d.spec.targetNamespace,
-          prune: d.spec.prune !== false,
-          concurrency: o.requestConcurrency,
-          deadline: Date.now() + applyTimeoutMs,
-        }),
+        planCluster(
+          deliveryApplyInput(d, cluster, client, render.objects, {
+            concurrency: o.requestConcurrency,
+            deadline: Date.now() + applyTimeoutMs,
+          }),
+        ),
         applyTimeoutMs,
       ).catch((err: unknown): ClusterPlan => ({ ok: false, reason: 'Unreachable', message: errorText(err) }));
       runs.set(cluster, { kind: 'plan', plan });

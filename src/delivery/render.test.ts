@@ -1,7 +1,7 @@
 import { mkdtemp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { renderDirectory, safeToPrune, type RenderResult } from './render.js';
+import { renderDirectory, renderProblems, safeToPrune, type RenderResult } from './render.js';
 
 /** Files by path relative to the root; a value `{ link }` makes a symlink to that target. */
 type Fixture = Record<string, string | { link: string }>;
@@ -360,5 +360,27 @@ describe('renderDirectory', () => {
     const result = await renderDirectory(root, '.');
 
     expect(result.ok && result.objects[0]?.object.data).toEqual({ enabled: 'on', country: 'NO', real: true });
+  });
+});
+
+describe('renderProblems', () => {
+  it('GIVEN a failed render THEN one line per error, each starting with file:line:col', async () => {
+    const root = await fixture({ 'deploy/a.yaml': 'kind: ConfigMap\nmetadata: {name: a}\n' });
+    const result = await renderDirectory(root, 'deploy');
+    expect(renderProblems(result, 'deploy')).toEqual([expect.stringMatching(/^deploy\/a\.yaml:1:1: /)]);
+  });
+
+  it('GIVEN an empty render THEN one line saying the path holds no objects (it never applies or prunes)', async () => {
+    const root = await fixture({ 'deploy/README.md': 'nothing here\n' });
+    expect(renderProblems(await renderDirectory(root, 'deploy'), 'deploy')).toEqual([
+      'path deploy holds no objects (an empty render never applies or prunes)',
+    ]);
+  });
+
+  it('GIVEN a render with objects THEN no problems, exactly when safeToPrune', async () => {
+    const root = await fixture({ 'deploy/a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n' });
+    const result = await renderDirectory(root, 'deploy');
+    expect(renderProblems(result, 'deploy')).toEqual([]);
+    expect(safeToPrune(result)).toBe(true);
   });
 });

@@ -54,6 +54,20 @@ export function safeToPrune(result: RenderResult): boolean {
   return result.ok && result.objects.length > 0;
 }
 
+/**
+ * Why `result` must not drive an apply, one line per problem for a person to fix: the render's
+ * errors (each starting `file:line:col`), or a note that `path` rendered no objects. Empty only
+ * when {@link safeToPrune} holds. The controller's `BuildFailed` message and `sluice diff` both
+ * come from this list.
+ */
+export function renderProblems(result: RenderResult, path: string | undefined): string[] {
+  if (!result.ok) return result.errors.map((e) => e.message);
+  if (result.objects.length === 0) {
+    return [`path ${path} holds no objects (an empty render never applies or prunes)`];
+  }
+  return [];
+}
+
 /** Names kustomize itself recognises (konfig.RecognizedKustomizationFileNames). */
 const KUSTOMIZATION_FILES: readonly string[] = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
 const MANIFEST_EXTENSIONS: ReadonlySet<string> = new Set(['.yaml', '.yml', '.json']);

@@ -16,7 +16,7 @@ import type { ArtifactStore } from './artifact.js';
 import type { ArtifactCollector } from './artifact-gc.js';
 import { authFromSecretData, NO_AUTH, type GitAuth } from './auth.js';
 import { GitError } from './errors.js';
-import { fetchRevision } from './fetch.js';
+import { fetchRevision, type FetchRevisionOptions } from './fetch.js';
 import { withPathLock } from './lock.js';
 import { parseRefSpec } from './ref.js';
 import {
@@ -165,38 +165,48 @@ export class GitSourceReconciler implements Reconciler {
   }
 
   async #produce(key: string, source: GitSource): Promise<SourceOutcome> {
-    const ref = parseRefSpec(source.spec.ref);
-    const auth = this.#auth(source);
-    const timeoutMs = source.spec.timeout
-      ? specDuration('timeout', source.spec.timeout)
-      : DEFAULT_GIT_TIMEOUT_MS;
+    const ref = source.spec.secretRef;
+    const secret = ref ? this.#o.secrets.get(source.metadata?.namespace ?? '', ref.name) : undefined;
     const last = source.status?.artifact;
     const fetched = await fetchRevision({
-      url: source.spec.url,
-      ref,
-      auth,
+      ...sourceFetchSettings(source, secret),
       workDir: this.workDir(key),
       artifacts: this.#o.artifacts,
       last: last ? { revision: last.revision, digest: last.digest } : undefined,
-      timeoutMs,
     });
     return { ok: true, revision: fetched.revision, digest: fetched.digest, path: fetched.path };
   }
+}
 
-  #auth(source: GitSource): GitAuth {
-    const ref = source.spec.secretRef;
-    if (!ref) return NO_AUTH;
-    const namespace = source.metadata?.namespace ?? '';
-    const where = `${namespace}/${ref.name}`;
-    const secret = this.#o.secrets.get(namespace, ref.name);
-    if (!secret) {
-      throw new GitError(`Secret ${where} (spec.secretRef) not found`, {
-        reason: 'AuthFailed',
-        terminal: true,
-      });
-    }
-    return authFromSecretData(secret.data, where);
+/** What fetching a GitSource takes from its spec and its credentials Secret. */
+export type SourceFetchSettings = Pick<FetchRevisionOptions, 'url' | 'ref' | 'auth' | 'timeoutMs'>;
+
+/**
+ * How to fetch `source`: its URL, its parsed ref, credentials from `secret` (the Secret its
+ * `spec.secretRef` names, `undefined` when that Secret does not exist) and its timeout. Shared
+ * by the controller and `sluice diff`, so both fetch exactly what the spec says. Throws a
+ * terminal `GitError` for an invalid ref, a missing or malformed Secret, or a bad duration.
+ */
+export function sourceFetchSettings(source: GitSource, secret: V1Secret | undefined): SourceFetchSettings {
+  const ref = parseRefSpec(source.spec.ref);
+  const auth = sourceAuth(source, secret);
+  const timeoutMs = source.spec.timeout
+    ? specDuration('timeout', source.spec.timeout)
+    : DEFAULT_GIT_TIMEOUT_MS;
+  return { url: source.spec.url, ref, auth, timeoutMs };
+}
+
+function sourceAuth(source: GitSource, secret: V1Secret | undefined): GitAuth {
+  const ref = source.spec.secretRef;
+  if (!ref) return NO_AUTH;
+  const where = `${source.metadata?.namespace ?? ''}/${ref.name}`;
+  if (!secret) {
+    throw new GitError(`Secret ${where} (spec.secretRef) not found`, {
+      reason: 'AuthFailed',
+      terminal: true,
+    });
   }
+  return authFromSecretData(secret.data, where);
 }
 
 /** A spec duration in ms; an unparsable one (the schema prevents it) is a terminal error. */

@@ -1,4 +1,4 @@
-import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Cluster } from '../api/cluster.js';
 import { kindInfo } from '../api/crds.js';
 import type { ClusterClient } from '../kube/clients.js';
@@ -16,7 +16,7 @@ import { writeStatus } from '../kube/status.js';
 import type { Logger } from '../log.js';
 import { probeCluster } from './cluster-probe.js';
 import { nextClusterStatus, type ClusterProbeOutcome } from './cluster-status.js';
-import type { MemberClients } from './member-clients.js';
+import { memberClientFromSecret, type MemberClients } from './member-clients.js';
 
 export interface ClusterReconcilerOptions {
   hub: ClusterClient;
@@ -91,7 +91,9 @@ export class ClusterReconciler implements Reconciler {
       client = this.#o.hub;
       this.#o.members.set(name, client);
     } else {
-      const loaded = await this.#memberFromSecret(name, cluster);
+      const loaded = await memberClientFromSecret(this.#o.hub, cluster, (n, yaml) =>
+        this.#o.members.forKubeconfig(n, yaml),
+      );
       if (!loaded.ok) return loaded;
       client = loaded.client;
     }
@@ -103,52 +105,6 @@ export class ClusterReconciler implements Reconciler {
         return { ok: false, reason: 'Unauthorized', message: e.message };
       if (isUnreachable(e)) return { ok: false, reason: 'Unreachable', message: e.message };
       return { ok: false, reason: 'ProbeFailed', message: e.message };
-    }
-  }
-
-  async #memberFromSecret(
-    name: string,
-    cluster: Cluster,
-  ): Promise<{ ok: true; client: ClusterClient } | Extract<ClusterProbeOutcome, { ok: false }>> {
-    const ref = cluster.spec.kubeconfigSecretRef;
-    if (!ref)
-      return {
-        ok: false,
-        reason: 'KubeconfigInvalid',
-        message: 'spec sets neither kubeconfigSecretRef nor inCluster',
-      };
-    const where = `Secret ${ref.namespace}/${ref.name}`;
-    let secret: V1Secret;
-    try {
-      secret = await this.#o.hub.raw.getRaw<V1Secret>({
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { namespace: ref.namespace, name: ref.name },
-      });
-    } catch (err) {
-      if (isNotFound(err)) return { ok: false, reason: 'SecretNotFound', message: `${where} not found` };
-      throw err; // the hub itself is unreachable: retry with backoff
-    }
-    const key = ref.key || 'kubeconfig';
-    const data = secret.data?.[key];
-    if (data === undefined) {
-      const keys = Object.keys(secret.data ?? {});
-      return {
-        ok: false,
-        reason: 'SecretKeyMissing',
-        message: `${where} has no key "${key}" (keys: ${keys.length ? keys.join(', ') : 'none'})`,
-      };
-    }
-    const yaml = Buffer.from(data, 'base64').toString('utf8');
-    try {
-      return { ok: true, client: this.#o.members.forKubeconfig(name, yaml) };
-    } catch (err) {
-      const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);
-      return {
-        ok: false,
-        reason: 'KubeconfigInvalid',
-        message: `${where} key "${key}" is not a usable kubeconfig: ${detail}`,
-      };
     }
   }
 }

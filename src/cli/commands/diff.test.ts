@@ -1,95 +1,5 @@
 import { jest } from '@jest/globals';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { runCli } from '../run.js';
-import { maskSecretPair, SECRET_MASK, SECRET_MASK_AFTER, SECRET_MASK_BEFORE } from './diff.js';
-
-const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
-const secret = (fields: Record<string, unknown>, annotations?: Record<string, string>): KubernetesObject =>
-  ({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: 'db', namespace: 'app', ...(annotations ? { annotations } : {}) },
-    type: 'Opaque',
-    ...fields,
-  }) as KubernetesObject;
-const dataOf = (o: KubernetesObject | undefined) =>
-  (o as { data?: Record<string, string> } | undefined)?.data;
-
-describe('maskSecretPair', () => {
-  it('GIVEN a changed, an unchanged, a removed and an added key THEN *** everywhere, before/after where they differ', () => {
-    const live = secret({ data: { user: b64('admin'), password: b64('old'), gone: b64('x') } });
-    const desired = secret({ data: { user: b64('admin'), password: b64('new'), added: b64('y') } });
-    const out = maskSecretPair(live, desired);
-    expect(dataOf(out.live)).toEqual({ user: SECRET_MASK, password: SECRET_MASK_BEFORE, gone: SECRET_MASK });
-    expect(dataOf(out.desired)).toEqual({
-      user: SECRET_MASK,
-      password: SECRET_MASK_AFTER,
-      added: SECRET_MASK,
-    });
-    expect(JSON.stringify(out)).not.toMatch(/admin|old|new|YWRtaW4/);
-  });
-
-  it('GIVEN stringData in Git equal to the live data THEN folded into data and shown as unchanged', () => {
-    const live = secret({ data: { token: b64('s3cret') } });
-    const desired = secret({ stringData: { token: 's3cret' } });
-    const out = maskSecretPair(live, desired);
-    expect(out.desired).toEqual(secret({ data: { token: SECRET_MASK } }));
-    expect(dataOf(out.live)).toEqual({ token: SECRET_MASK });
-  });
-
-  it('GIVEN stringData that changes a value THEN before/after, and stringData is gone', () => {
-    const out = maskSecretPair(secret({ data: { token: b64('a') } }), secret({ stringData: { token: 'b' } }));
-    expect(dataOf(out.live)).toEqual({ token: SECRET_MASK_BEFORE });
-    expect(out.desired).toEqual(secret({ data: { token: SECRET_MASK_AFTER } }));
-  });
-
-  it('GIVEN a Secret only on one side (created or deleted) THEN that side masked, the other undefined', () => {
-    const created = maskSecretPair(undefined, secret({ data: { k: b64('v') } }));
-    expect(created.live).toBeUndefined();
-    expect(dataOf(created.desired)).toEqual({ k: SECRET_MASK });
-    const deleted = maskSecretPair(secret({ data: { k: b64('v') } }), undefined);
-    expect(dataOf(deleted.live)).toEqual({ k: SECRET_MASK });
-    expect(deleted.desired).toBeUndefined();
-  });
-
-  it('GIVEN the last-applied-configuration annotation THEN masked too (it holds the values in clear)', () => {
-    const key = 'kubectl.kubernetes.io/last-applied-configuration';
-    const live = secret({ data: { k: b64('v') } }, { [key]: '{"data":{"k":"dg=="}}', team: 'a' });
-    const desired = secret({ data: { k: b64('w') } }, { [key]: '{"data":{"k":"dw=="}}', team: 'a' });
-    const out = maskSecretPair(live, desired);
-    expect(out.live?.metadata?.annotations).toEqual({ [key]: SECRET_MASK_BEFORE, team: 'a' });
-    expect(out.desired?.metadata?.annotations).toEqual({ [key]: SECRET_MASK_AFTER, team: 'a' });
-  });
-
-  it('GIVEN a Secret without data THEN no data is invented', () => {
-    const out = maskSecretPair(secret({}), secret({}));
-    expect(out.live).toEqual(secret({}));
-  });
-
-  it('GIVEN objects that are not v1 Secrets THEN returned as they are', () => {
-    const cm = {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'c' },
-      data: { k: 'v' },
-    } as KubernetesObject;
-    const sealed = {
-      apiVersion: 'bitnami.com/v1alpha1',
-      kind: 'Secret',
-      metadata: { name: 's' },
-    } as KubernetesObject;
-    expect(maskSecretPair(cm, cm)).toEqual({ live: cm, desired: cm });
-    expect(maskSecretPair(sealed, undefined).live).toBe(sealed);
-  });
-
-  it('GIVEN input THEN never mutated', () => {
-    const live = secret({ data: { k: b64('v') } });
-    const desired = secret({ stringData: { k: 'w' } });
-    const copies = JSON.stringify([live, desired]);
-    maskSecretPair(live, desired);
-    expect(JSON.stringify([live, desired])).toBe(copies);
-  });
-});
 
 describe('sluice diff: flags', () => {
   const err: string[] = [];
@@ -110,5 +20,36 @@ describe('sluice diff: flags', () => {
     expect(await runCli(argv)).toBe(2);
     expect(err.join('')).toContain(message);
     expect(err.join('')).toContain('Usage: sluice diff delivery NAME');
+  });
+});
+
+describe('sluice diff: exit codes', () => {
+  const err: string[] = [];
+  const out: string[] = [];
+  let restore: () => void;
+  beforeEach(() => {
+    err.length = 0;
+    out.length = 0;
+    const o = jest.spyOn(process.stdout, 'write').mockImplementation((s) => (out.push(String(s)), true));
+    const e = jest.spyOn(process.stderr, 'write').mockImplementation((s) => (err.push(String(s)), true));
+    restore = () => (o.mockRestore(), e.mockRestore());
+  });
+  afterEach(() => restore());
+
+  it('GIVEN a runtime failure (kubeconfig unreadable) THEN exit 2, not 1: 1 means "differences found"', async () => {
+    expect(await runCli(['diff', 'delivery', 'web', '--kubeconfig', '/nonexistent/kubeconfig'])).toBe(2);
+    expect(err.join('')).toContain('sluice diff: cannot load kubeconfig /nonexistent/kubeconfig');
+  });
+
+  it('GIVEN a bad --timeout THEN a usage error, exit 2', async () => {
+    expect(await runCli(['diff', 'delivery', 'web', '--timeout', 'soon'])).toBe(2);
+    expect(err.join('')).toContain('--timeout must be a duration such as 30s, 5m or 1h, got "soon"');
+  });
+
+  it('GIVEN --help THEN the usage documents the exit status, exit 0', async () => {
+    expect(await runCli(['diff', '--help'])).toBe(0);
+    expect(out.join('')).toContain(
+      'Exit status (as kubectl diff): 0 no differences, 1 differences found, 2 an error',
+    );
   });
 });
