@@ -31,7 +31,13 @@ import {
   type PruneNote,
   type PrunePlan,
 } from './inventory.js';
-import { deleteInventory, readInventory, writeInventory, type StoredInventory } from './inventory-store.js';
+import {
+  deleteInventory,
+  readInventory,
+  writeInventory,
+  writtenInventory,
+  type StoredInventory,
+} from './inventory-store.js';
 import {
   applyNamespacing,
   builtinScope,
@@ -537,11 +543,13 @@ export async function previewPrune(
 }
 
 /**
- * Writes a plan: per stage, objects whose dry-run differed from live (or that are new) are
- * applied for real — `force` only when the ownership rule says a manual edit must be reverted;
- * rendered CRDs must be Established before the next stage. Then prunes (when `prune`, and only
- * from a readable inventory), records the inventory, and aggregates health from the objects the
- * API server returned. Never throws for one object: failures are collected; throws only when
+ * Writes a plan: first adds to the inventory every object it may write that the inventory does
+ * not hold yet (so that a controller killed half-way leaves nothing untracked); then, per
+ * stage, objects whose dry-run differed from live (or that are new) are applied for real —
+ * `force` only when the ownership rule says a manual edit must be reverted; rendered CRDs must
+ * be Established before the next stage. Then prunes (when `prune`, and only from a readable
+ * inventory), records the inventory, and aggregates health from the objects the API server
+ * returned. Never throws for one object: failures are collected; throws only when
  * the cluster cannot be reached or `deadline` (default: the plan's) passes.
  */
 export async function executePlan(
@@ -553,6 +561,19 @@ export async function executePlan(
   const concurrency = input.concurrency ?? 16;
   let writes = 0;
   const changes: ChangeEntry[] = [];
+
+  // Record what this sync may create before creating any of it: a controller killed half-way
+  // then leaves an inventory that names every object it may have written, so the next sync
+  // prunes them if Git moved on meanwhile, instead of leaving owner-labelled orphans.
+  let recorded = stored;
+  const known = new Set(stored.entries.map((e) => e.id));
+  const adding = objects.filter((p) => !p.failure && !known.has(p.id)).map((p) => inventoryEntry(p.desired));
+  if (adding.length > 0) {
+    checkDeadline(deadline);
+    const intended = nextInventory(stored.entries, adding, []);
+    writes += await writeInventory(client, input.owner, intended, stored);
+    recorded = writtenInventory(input.owner, intended);
+  }
 
   const stages = [...new Set(objects.map((p) => p.stage))].sort((a, b) => a - b);
   const crdFailures: string[] = [];
@@ -630,7 +651,7 @@ export async function executePlan(
   }
 
   const next = nextInventory(stored.entries, applied, removed);
-  writes += await writeInventory(client, input.owner, next, stored);
+  writes += await writeInventory(client, input.owner, next, recorded);
 
   const health = aggregateHealth(
     objects.filter((p) => !p.failure).map((p) => ({ id: p.id, health: objectHealth(p.result ?? p.live) })),

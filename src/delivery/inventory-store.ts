@@ -12,8 +12,7 @@ import {
   INVENTORY_DATA_KEY,
   INVENTORY_LABEL,
   decodeInventory,
-  encodeInventory,
-  inventoryConfigMapName,
+  inventoryChunks,
   type InventoryEntry,
 } from './inventory.js';
 import { boundedLabelValue, type DeliveryOwner } from './objects.js';
@@ -112,8 +111,7 @@ export async function writeInventory(
   entries: readonly InventoryEntry[],
   stored: StoredInventory,
 ): Promise<number> {
-  const chunks = encodeInventory(entries);
-  const wanted = new Map(chunks.map((c, i) => [inventoryConfigMapName(owner, i), c]));
+  const wanted = inventoryChunks(owner, entries);
   let writes = 0;
   for (const [name, chunk] of wanted) {
     if (stored.chunks.get(name) === chunk) continue;
@@ -135,6 +133,11 @@ export async function writeInventory(
     writes += 1;
   }
   return writes;
+}
+
+/** What {@link readInventory} answers right after `writeInventory(client, owner, entries, …)` succeeded. */
+export function writtenInventory(owner: DeliveryOwner, entries: readonly InventoryEntry[]): StoredInventory {
+  return { ok: true, entries: [...entries], chunks: inventoryChunks(owner, entries) };
 }
 
 /** Deletes every stored shard of `owner`'s inventory (the cluster left the placement). */

@@ -2,6 +2,7 @@ import {
   decodeInventory,
   diffSummary,
   encodeInventory,
+  inventoryChunks,
   inventoryConfigMapName,
   inventoryEntry,
   InventoryError,
@@ -215,6 +216,21 @@ describe('inventoryConfigMapName', () => {
     expect(name.length).toBeLessThanOrEqual(253);
     expect(name).toMatch(/^sluice-inventory\.team\.[0-9a-f]{16}\.12$/);
     expect(inventoryConfigMapName(owner, 12)).toBe(name);
+  });
+});
+
+describe('inventoryChunks', () => {
+  it('GIVEN entries WHEN cut into ConfigMaps THEN each encoded chunk is named by its shard, and decoding them gives the entries back', () => {
+    const entries = [e('/Namespace//team'), e('/ConfigMap/team/a'), e('apps/Deployment/team/web')];
+
+    const chunks = inventoryChunks({ namespace: 'team', name: 'web' }, entries);
+
+    expect([...chunks.keys()]).toEqual(['sluice-inventory.team.web.0']);
+    expect([...chunks.values()]).toEqual(encodeInventory(entries));
+    expect(decodeInventory([...chunks.values()])).toMatchObject({
+      ok: true,
+      entries: expect.arrayContaining(entries),
+    });
   });
 });
 

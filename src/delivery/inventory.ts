@@ -167,6 +167,17 @@ export function encodeInventory(
 }
 
 /**
+ * The inventory ConfigMaps that hold `entries` for `owner`: ConfigMap name → chunk text, as
+ * {@link encodeInventory} cuts them and {@link inventoryConfigMapName} names them.
+ */
+export function inventoryChunks(
+  owner: Pick<DeliveryOwner, 'namespace' | 'name'>,
+  entries: readonly InventoryEntry[],
+): Map<string, string> {
+  return new Map(encodeInventory(entries).map((c, i) => [inventoryConfigMapName(owner, i), c]));
+}
+
+/**
  * The decoded inventory. `ok: false` means the chunks do not form exactly one complete set
  * (a writer died half-way, or someone edited a ConfigMap): `entries` then holds every entry that
  * could be read from any chunk — enough to keep tracking those objects, never a basis to prune.

@@ -64,6 +64,40 @@ export async function registerCluster(
   );
 }
 
+/** Merges `labels` into a Cluster's labels (a `null` value removes that label), as `kubectl label` would. */
+export async function labelCluster(
+  hub: ClusterClient,
+  name: string,
+  labels: Record<string, string | null>,
+): Promise<void> {
+  await hub.raw.request({
+    method: 'PATCH',
+    path: `/apis/sluice.dev/v1/clusters/${name}`,
+    body: { metadata: { labels } },
+    contentType: 'application/merge-patch+json',
+  });
+}
+
+/** One core/v1 Event, as much of it as tests look at. */
+export interface EventRecord extends KubernetesObject {
+  type?: string;
+  reason?: string;
+  message?: string;
+  count?: number;
+  involvedObject?: { kind?: string; name?: string };
+}
+
+/** The Events in `namespace` about the `kind` object `name`, oldest first as the API lists them. */
+export async function eventsAbout(
+  client: ClusterClient,
+  namespace: string,
+  kind: string,
+  name: string,
+): Promise<EventRecord[]> {
+  const list = await client.raw.listRaw<EventRecord>('v1', 'Event', { namespace });
+  return list.items.filter((e) => e.involvedObject?.kind === kind && e.involvedObject.name === name);
+}
+
 export async function getCluster(hub: ClusterClient, name: string): Promise<Cluster> {
   return hub.raw.getRaw<Cluster>({
     apiVersion: 'sluice.dev/v1',
