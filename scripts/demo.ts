@@ -16,7 +16,7 @@ import { parseAllDocuments } from 'yaml';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Cluster } from '../src/api/cluster.js';
 import { installCrds } from '../src/api/install.js';
-import { FieldManager, serverSideApply } from '../src/kube/apply.js';
+import { serverSideApply } from '../src/kube/apply.js';
 import { clusterClient, loadKubeConfig } from '../src/kube/clients.js';
 import { ControllerProcess, SLUICE_CLI } from '../test/support/controller-process.js';
 import type { GitServer } from '../test/support/git-server.js';

@@ -127,7 +127,9 @@ const spec = obj<DeliverySpec>(
     ),
     interval: interval('How often to re-apply and correct drift even when the source has not changed.', '5m'),
     suspend: bool('Stop applying; what was applied stays.', { default: false }),
-    timeout: duration('How long the placed objects may take to become healthy after an apply before the cluster is Degraded (default 5m).'),
+    timeout: duration(
+      'How long the placed objects may take to become healthy after an apply before the cluster is Degraded (default 5m).',
+    ),
   },
   { required: ['sourceRef', 'placementRef'] },
 );

@@ -32,9 +32,12 @@ describe('Kustomize overlays rendered by kubectl kustomize', () => {
     const result = await renderDirectory(root, 'prod', { kustomize: kubectlKustomize() });
     expect(result.ok).toBe(true);
     if (!result.ok) return;
-    expect(result.objects.map((o) => [o.object.metadata?.name, (o.object as { data?: { color?: string } }).data?.color])).toEqual([
-      ['prod-settings', 'red'],
-    ]);
+    expect(
+      result.objects.map((o) => [
+        o.object.metadata?.name,
+        (o.object as { data?: { color?: string } }).data?.color,
+      ]),
+    ).toEqual([['prod-settings', 'red']]);
     expect(result.objects[0]!.origin.via).toBe('kustomize');
   });
 
@@ -44,7 +47,9 @@ describe('Kustomize overlays rendered by kubectl kustomize', () => {
     const result = await renderDirectory(root, 'app', { kustomize: kubectlKustomize() });
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect(result.errors[0]!.message).toMatch(/^app\/kustomization\.yaml.*kustomize build failed: .*missing\.yaml/);
+    expect(result.errors[0]!.message).toMatch(
+      /^app\/kustomization\.yaml.*kustomize build failed: .*missing\.yaml/,
+    );
   });
 
   it('GIVEN a kustomization reaching outside its root THEN kustomize refuses it', async () => {
