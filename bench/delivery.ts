@@ -18,6 +18,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { installCrds } from '../src/api/install.js';
+import { requestReconcile } from '../src/api/reconcile-request.js';
 import { serverSideApply } from '../src/kube/apply.js';
 import { clusterClient, loadKubeConfig, type ClusterClient } from '../src/kube/clients.js';
 import { isNotFound } from '../src/kube/errors.js';
@@ -248,14 +249,8 @@ try {
 
   // 3. No-op resync of the same 1,000 objects.
   const before = await Promise.all(members.map(writeCount));
-  const requested = new Date().toISOString();
   const since = controller.lines.length;
-  await hub.raw.request({
-    method: 'PATCH',
-    path: `/apis/sluice.dev/v1/namespaces/${NS}/deliveries/big`,
-    body: { metadata: { annotations: { 'sluice.dev/reconcile-requested-at': requested } } },
-    contentType: 'application/merge-patch+json',
-  });
+  await requestReconcile(hub, { apiVersion: 'sluice.dev/v1', kind: 'Delivery', namespace: NS, name: 'big' });
   const line = await controller.waitForLog(
     (l) =>
       controller!.lines.indexOf(l) >= since &&

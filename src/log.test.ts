@@ -1,18 +1,9 @@
-import { Writable } from 'node:stream';
 import { describe, expect, it } from '@jest/globals';
-import { createLogger, parseLogLevel } from './log.js';
+import { captureLogs } from '../test/support/capture-logs.js';
+import { parseLogLevel } from './log.js';
 
-function capture(level: 'info' | 'debug' = 'info') {
-  const lines: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const l of chunk.toString().split('\n'))
-        if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
-      cb();
-    },
-  });
-  return { lines, logger: createLogger({ level, stream, defaultMeta: { component: 'test' } }) };
-}
+const capture = (level: 'info' | 'debug' = 'info') =>
+  captureLogs({ level, defaultMeta: { component: 'test' } });
 
 describe('createLogger', () => {
   it('GIVEN a child logger WHEN it logs THEN one JSON line has the level, message, timestamp, default and child fields', () => {

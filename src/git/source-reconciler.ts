@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import { kindInfo } from '../api/crds.js';
-import { reconcileRequestPatch } from '../api/reconcile-request.js';
+import { requestReconcile as requestReconcileOf } from '../api/reconcile-request.js';
 import { parseDuration } from '../api/duration.js';
 import type { GitSource } from '../api/git-source.js';
 import type { ClusterClient } from '../kube/clients.js';
@@ -248,16 +248,13 @@ export async function requestReconcile(
   at: Date = new Date(),
 ): Promise<string> {
   const info = kindInfo('GitSource');
-  const obj = { apiVersion: info.apiVersion, kind: info.kind, metadata: { namespace, name } };
   try {
-    await hub.raw.request({
-      method: 'PATCH',
-      path: await hub.raw.pathFor(obj, 'patch'),
-      body: reconcileRequestPatch(at),
-      contentType: 'application/merge-patch+json',
-    });
+    return await requestReconcileOf(
+      hub,
+      { apiVersion: info.apiVersion, kind: info.kind, namespace, name },
+      at,
+    );
   } catch (err) {
     throw normalizeKubeError(err, `request reconcile of GitSource ${namespace}/${name}`);
   }
-  return at.toISOString();
 }

@@ -1,8 +1,7 @@
-import { Writable } from 'node:stream';
 import { describe, expect, it } from '@jest/globals';
 import { ApiException } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
-import { createLogger } from '../log.js';
+import { captureLogs } from '../../test/support/capture-logs.js';
 import { Controller, TerminalError, type Reconciler, type ReconcileResult } from './controller.js';
 import { normalizeKubeError } from './errors.js';
 
@@ -18,16 +17,7 @@ interface LogLine {
 }
 
 /** A logger whose JSON lines land in `lines`. */
-function capture(): { lines: LogLine[]; logger: ReturnType<typeof createLogger> } {
-  const lines: LogLine[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const l of chunk.toString().split('\n')) if (l.trim()) lines.push(JSON.parse(l) as LogLine);
-      cb();
-    },
-  });
-  return { lines, logger: createLogger({ level: 'debug', stream }) };
-}
+const capture = () => captureLogs<LogLine>();
 
 async function waitFor(check: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

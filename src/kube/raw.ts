@@ -93,6 +93,24 @@ export class RawObjectApi extends KubernetesObjectApi {
     }
   }
 
+  /**
+   * A JSON merge patch (RFC 7386) of `obj`'s metadata or spec, e.g. an annotation or labels:
+   * for small edits that must not take ownership of the fields an apply manages.
+   */
+  async mergePatch<T extends KubernetesObject>(
+    obj: KubernetesObject,
+    patch: object,
+    opts: { fieldManager?: string } = {},
+  ): Promise<T> {
+    return this.request<T>({
+      method: 'PATCH',
+      path: await this.pathFor(obj, 'patch'),
+      query: { fieldManager: opts.fieldManager },
+      body: patch,
+      contentType: 'application/merge-patch+json',
+    });
+  }
+
   /** Server-side apply (`application/apply-patch+yaml`; JSON is valid YAML). */
   async applyRaw<T extends KubernetesObject>(
     obj: T,

@@ -9,7 +9,7 @@ import { ArtifactStore } from '../../src/git/artifact.js';
 import { kubectlKustomize } from '../../src/delivery/kustomize.js';
 import { INVENTORY_NAMESPACE, inventorySelector } from '../../src/delivery/inventory-store.js';
 import { CLUSTER_LABEL, DELIVERY_LABEL } from '../../src/delivery/objects.js';
-import { RECONCILE_REQUESTED_ANNOTATION } from '../../src/git/source-status.js';
+import { requestReconcile as requestReconcileOf } from '../../src/api/reconcile-request.js';
 import { registerDeliveryControllers } from '../../src/delivery/register.js';
 import type { ClusterClient } from '../../src/kube/clients.js';
 import { isNotFound } from '../../src/kube/errors.js';
@@ -201,14 +201,7 @@ async function getDeployment(client: ClusterClient, namespace: string, name: str
 }
 
 async function requestReconcile(name: string): Promise<string> {
-  const at = new Date().toISOString();
-  await hub.raw.request({
-    method: 'PATCH',
-    path: `/apis/sluice.dev/v1/namespaces/${ns}/deliveries/${name}`,
-    body: { metadata: { annotations: { [RECONCILE_REQUESTED_ANNOTATION]: at } } },
-    contentType: 'application/merge-patch+json',
-  });
-  return at;
+  return requestReconcileOf(hub, { apiVersion: 'sluice.dev/v1', kind: 'Delivery', namespace: ns, name });
 }
 
 /** Waits until `n` more full syncs of Delivery `name` touched `m` (each reads its inventory there once). */
@@ -450,13 +443,11 @@ describe('Delivery on real clusters', () => {
   });
 
   it('GIVEN a manual edit on a member THEN it is reverted within one interval', async () => {
-    await member('member-1').raw.request({
-      method: 'PATCH',
-      path: `/api/v1/namespaces/${target}/configmaps/settings`,
-      query: { fieldManager: 'kubectl-edit' },
-      body: { data: { color: 'hacked', extra: 'added' } },
-      contentType: 'application/merge-patch+json',
-    });
+    await member('member-1').raw.mergePatch(
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: target, name: 'settings' } },
+      { data: { color: 'hacked', extra: 'added' } },
+      { fieldManager: 'kubectl-edit' },
+    );
     expect((await getCm(member('member-1'), target, 'settings'))?.data?.color).toBe('hacked');
     await eventually(
       async () => (await getCm(member('member-1'), target, 'settings'))?.data?.color === 'blue',

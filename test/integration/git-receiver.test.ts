@@ -5,14 +5,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { GitSource, GitSourceSpec } from '../../src/api/git-source.js';
 import { receiverPath } from '../../src/git/receiver.js';
 import { registerSourceControllers } from '../../src/git/register.js';
 import { hmacSha256Hex } from '../../src/git/webhook-signature.js';
 import { Manager } from '../../src/kube/manager.js';
-import { createLogger } from '../../src/log.js';
+import { captureLogs } from '../support/capture-logs.js';
 import { HttpServer } from '../../src/server/http.js';
 import { eventually, testClient, uniqueName } from '../support/clusters.js';
 import { commitFiles, createRepo, startGitServer, type GitServer } from '../support/git-server.js';
@@ -21,7 +20,8 @@ import { createNamespace, deleteObject, ensureCrds, secret } from '../support/sl
 const hub = testClient('hub');
 const ns = uniqueName('receiver');
 const TOKEN = `hook-${uniqueName('secret')}-value`;
-const logLines: string[] = [];
+const logs = captureLogs();
+const logLines = logs.raw;
 let git: GitServer;
 let storage: string;
 let manager: Manager;
@@ -89,15 +89,7 @@ beforeAll(async () => {
   await secret(hub, ns, 'hook-secret', { token: TOKEN });
   manager = new Manager({
     client: testClient('hub'),
-    logger: createLogger({
-      level: 'debug',
-      stream: new Writable({
-        write(chunk: Buffer, _enc, done) {
-          logLines.push(chunk.toString('utf8'));
-          done();
-        },
-      }),
-    }),
+    logger: logs.logger,
     leaderElection: false,
   });
   server = new HttpServer({ registry: manager.registry });

@@ -4,13 +4,12 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import type { CoreV1Event, KubernetesObject } from '@kubernetes/client-node';
 import type { GitSource, GitSourceSpec } from '../../src/api/git-source.js';
 import { registerSourceControllers, type SourceControllers } from '../../src/git/register.js';
 import { RECONCILE_REQUESTED_ANNOTATION } from '../../src/git/source-status.js';
 import { Manager } from '../../src/kube/manager.js';
-import { createLogger } from '../../src/log.js';
+import { captureLogs } from '../support/capture-logs.js';
 import { eventually, testClient, uniqueName } from '../support/clusters.js';
 import {
   commitFiles,
@@ -25,7 +24,8 @@ import { createNamespace, deleteObject, ensureCrds, secret } from '../support/sl
 
 const hub = testClient('hub');
 const ns = uniqueName('gitsource');
-const logLines: string[] = [];
+const logs = captureLogs();
+const logLines = logs.raw;
 let git: GitServer;
 let storage: string;
 let manager: Manager;
@@ -96,15 +96,7 @@ beforeAll(async () => {
   await credentialsSecret('git-credentials');
   manager = new Manager({
     client: testClient('hub'),
-    logger: createLogger({
-      level: 'debug',
-      stream: new Writable({
-        write(chunk: Buffer, _enc, done) {
-          logLines.push(chunk.toString('utf8'));
-          done();
-        },
-      }),
-    }),
+    logger: logs.logger,
     leaderElection: false,
   });
   controllers = registerSourceControllers(manager, {

@@ -797,13 +797,11 @@ describe('GitOps delivery end to end (issue 3 acceptance)', () => {
     await waitDelivery('drift', convergedOn(mainRev(sha), [c1, c2]));
 
     const manualEdit = async () => {
-      await member['member-1'].raw.request({
-        method: 'PATCH',
-        path: `/api/v1/namespaces/${target}/configmaps/settings`,
-        query: { fieldManager: 'kubectl-edit' },
-        body: { data: { color: 'hacked' } },
-        contentType: 'application/merge-patch+json',
-      });
+      await member['member-1'].raw.mergePatch(
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: target, name: 'settings' } },
+        { data: { color: 'hacked' } },
+        { fieldManager: 'kubectl-edit' },
+      );
       expect((await getCm('member-1', target, 'settings'))?.data?.color).toBe('hacked');
       const editedAt = Date.now();
       await eventually(

@@ -1,7 +1,6 @@
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { V1ConfigMap, V1Namespace } from '@kubernetes/client-node';
-import { createLogger } from '../../src/log.js';
+import { captureLogs } from '../support/capture-logs.js';
 import type { ClusterClient } from '../../src/kube/clients.js';
 import { Informer, objectKey } from '../../src/kube/informer.js';
 import { eventually, startCluster, stopCluster, testClient, uniqueName } from '../support/clusters.js';
@@ -18,17 +17,7 @@ function recorded(informer: Informer<V1ConfigMap>): Seen {
   return seen;
 }
 
-function logLines(): { lines: Array<Record<string, unknown>>; logger: ReturnType<typeof createLogger> } {
-  const lines: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const l of chunk.toString().split('\n'))
-        if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
-      cb();
-    },
-  });
-  return { lines, logger: createLogger({ level: 'debug', stream }) };
-}
+const logLines = () => captureLogs();
 
 async function createNamespace(
   client: ClusterClient,

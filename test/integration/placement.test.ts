@@ -14,6 +14,7 @@ import {
   getCluster,
   kubeconfigSecret,
   registerCluster,
+  labelCluster,
 } from '../support/sluice-objects.js';
 
 // Short enough for a test, long enough that the kept phase is seen by polling.
@@ -29,12 +30,7 @@ const m3 = name('member-3');
 let manager: Manager;
 
 async function label(cluster: string, env: string): Promise<void> {
-  await hub.raw.request({
-    method: 'PATCH',
-    path: `/apis/sluice.dev/v1/clusters/${cluster}`,
-    body: { metadata: { labels: { env } } },
-    contentType: 'application/merge-patch+json',
-  });
+  await labelCluster(hub, cluster, { env });
 }
 
 async function applyRule(rule: string, spec: PlacementRuleSpec): Promise<void> {

@@ -1,7 +1,6 @@
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KubeConfig, type KubernetesObject, type V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { createLogger } from '../../src/log.js';
+import { captureLogs } from '../support/capture-logs.js';
 import { clusterClient, type ClusterClient } from '../../src/kube/clients.js';
 import { markReady, markReconciling, type ConditionedStatus } from '../../src/kube/conditions.js';
 import { KubeError, isNotFound } from '../../src/kube/errors.js';
@@ -58,17 +57,7 @@ async function installCrd(client: ClusterClient, def: V1CustomResourceDefinition
   }, 60_000);
 }
 
-function capture() {
-  const lines: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const l of chunk.toString().split('\n'))
-        if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
-      cb();
-    },
-  });
-  return { lines, logger: createLogger({ level: 'debug', stream }) };
-}
+const capture = () => captureLogs();
 
 type Widget = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
 

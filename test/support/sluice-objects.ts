@@ -70,12 +70,10 @@ export async function labelCluster(
   name: string,
   labels: Record<string, string | null>,
 ): Promise<void> {
-  await hub.raw.request({
-    method: 'PATCH',
-    path: `/apis/sluice.dev/v1/clusters/${name}`,
-    body: { metadata: { labels } },
-    contentType: 'application/merge-patch+json',
-  });
+  await hub.raw.mergePatch(
+    { apiVersion: 'sluice.dev/v1', kind: 'Cluster', metadata: { name } },
+    { metadata: { labels } },
+  );
 }
 
 /** One core/v1 Event, as much of it as tests look at. */

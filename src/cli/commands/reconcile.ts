@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KindInfo } from '../../api/crds.js';
-import { RECONCILE_REQUESTED_ANNOTATION, reconcileRequestPatch } from '../../api/reconcile-request.js';
+import { RECONCILE_REQUESTED_ANNOTATION, requestReconcile } from '../../api/reconcile-request.js';
 import type { ClusterClient } from '../../kube/clients.js';
 import type { Condition } from '../../kube/conditions.js';
 import { isNotFound } from '../../kube/errors.js';
@@ -37,20 +37,17 @@ async function annotate(
   namespace: string,
   at: Date,
 ): Promise<string> {
-  const obj = { apiVersion: info.apiVersion, kind: info.kind, metadata: { name, namespace } };
   try {
-    await client.raw.request({
-      method: 'PATCH',
-      path: await client.raw.pathFor(obj, 'patch'),
-      body: reconcileRequestPatch(at),
-      contentType: 'application/merge-patch+json',
-    });
+    return await requestReconcile(
+      client,
+      { apiVersion: info.apiVersion, kind: info.kind, namespace, name },
+      at,
+    );
   } catch (err) {
     // Deleted between the read and the patch.
     if (isNotFound(err)) throw new Error(`${objectRef(info, name)} not found in namespace ${namespace}`);
     throw err;
   }
-  return at.toISOString();
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
