@@ -1,4 +1,4 @@
-import { UsageError } from './usage.js';
+import { HelpRequested, UsageError } from './usage.js';
 import { commands, rootUsage } from './commands/index.js';
 
 /**
@@ -20,6 +20,10 @@ export async function runCli(argv: string[]): Promise<number> {
   try {
     return await command.run(rest);
   } catch (err) {
+    if (err instanceof HelpRequested) {
+      process.stdout.write(err.usage);
+      return 0;
+    }
     if (err instanceof UsageError) {
       process.stderr.write(`sluice ${name}: ${err.message}\n\n${err.usage}`);
       return 2;

@@ -12,11 +12,17 @@ export class UsageError extends Error {
   }
 }
 
+/** `--help` was given: `runCli` prints `usage` to stdout and exits 0. */
+export class HelpRequested {
+  constructor(readonly usage: string) {}
+}
+
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
 
 /**
  * Parses `argv` strictly against `options`: an unknown flag, a missing value or a stray
- * positional argument is a `UsageError` naming it. `--help` is always accepted.
+ * positional argument is a `UsageError` naming it. `--help` (`-h`) is accepted everywhere
+ * and throws `HelpRequested`, so commands never handle it themselves.
  */
 export function parseCommandArgs<O extends OptionSpec>(
   argv: string[],
@@ -33,18 +39,17 @@ export function parseCommandArgs<O extends OptionSpec>(
       strict: true,
       allowPositionals: true,
     });
+    if ((parsed.values as { help?: boolean }).help) throw new HelpRequested(usage);
     const { min, max } = opts.positionals ?? { min: 0, max: 0 };
-    if (!(parsed.values as { help?: boolean }).help) {
-      if (parsed.positionals.length > max) {
-        throw new UsageError(`unexpected argument "${parsed.positionals[max]}"`, usage);
-      }
-      if (parsed.positionals.length < min) {
-        throw new UsageError(`missing argument`, usage);
-      }
+    if (parsed.positionals.length > max) {
+      throw new UsageError(`unexpected argument "${parsed.positionals[max]}"`, usage);
+    }
+    if (parsed.positionals.length < min) {
+      throw new UsageError(`missing argument`, usage);
     }
     return parsed;
   } catch (err) {
-    if (err instanceof UsageError) throw err;
+    if (err instanceof UsageError || err instanceof HelpRequested) throw err;
     // node:util reports e.g. "Unknown option '--x'"; keep its words, drop its advice.
     // Not `instanceof Error`: node:util's errors may come from another realm (jest's vm).
     const text =

@@ -19,6 +19,7 @@ import { silentLogger } from '../../src/log.js';
 import { MemberClients } from '../../src/placement/member-clients.js';
 import { eventually, startCluster, stopCluster, testClient, uniqueName } from '../support/clusters.js';
 import { createNamespace, deleteObject, ensureCrds } from '../support/sluice-objects.js';
+import { configMapManifest, deploymentManifest, namespaceManifest, yamlDocs } from '../support/manifests.js';
 
 const hub = testClient('hub');
 const ns = uniqueName('dlv');
@@ -212,31 +213,11 @@ async function fullSyncs(m: Member, name: string, n: number): Promise<void> {
   await eventually(async () => (c.inventoryReads.get(key) ?? 0) >= start + n, 60_000);
 }
 
-function namespaceDoc(name: string) {
-  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
-}
+const namespaceDoc = namespaceManifest;
 
-function configMapDoc(name: string, data: Record<string, string>) {
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data };
-}
-
-function deploymentDoc(name: string, replicas: number) {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: { containers: [{ name: 'web', image: 'example.invalid/web:1' }] },
-      },
-    },
-  };
-}
-
-const docs = (...objs: object[]) => objs.map((o) => stringify(o)).join('---\n');
+const configMapDoc = configMapManifest;
+const deploymentDoc = deploymentManifest;
+const docs = yamlDocs;
 
 beforeAll(async () => {
   await ensureCrds(hub);

@@ -48,6 +48,7 @@ import {
   registerCluster,
   secret,
 } from '../support/sluice-objects.js';
+import { configMapManifest, deploymentManifest, namespaceManifest, yamlDocs } from '../support/manifests.js';
 
 const MEMBERS = ['member-1', 'member-2', 'member-3'] as const;
 type Member = (typeof MEMBERS)[number];
@@ -315,24 +316,11 @@ async function inventoryOn(m: Member, name: string): Promise<{ ids: string[]; sh
 // ---------------------------------------------------------------------------------------------
 // Manifests
 
-const namespaceYaml = (name: string): string =>
-  stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+const namespaceYaml = (name: string): string => yamlDocs(namespaceManifest(name));
 const configMapYaml = (name: string, data: Record<string, string>): string =>
-  stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data });
+  yamlDocs(configMapManifest(name, data));
 const deploymentYaml = (name: string, replicas: number): string =>
-  stringify({
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: { containers: [{ name: 'web', image: 'example.invalid/web:1' }] },
-      },
-    },
-  });
+  yamlDocs(deploymentManifest(name, replicas));
 const docs = (...texts: string[]): string => texts.join('---\n');
 
 /** A small app: its namespace, ConfigMap `settings` (with `data`), Deployment `web`, ConfigMap `extra`. */

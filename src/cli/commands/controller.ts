@@ -66,10 +66,6 @@ export const controllerCommand: Command = {
       },
       usage,
     );
-    if (values.help) {
-      process.stdout.write(usage);
-      return 0;
-    }
     let level;
     try {
       level = parseLogLevel(values['log-level']);

@@ -145,10 +145,6 @@ export const diffCommand: Command = {
       usage,
       { positionals: { min: 2, max: 2 } },
     );
-    if (values.help) {
-      process.stdout.write(usage);
-      return 0;
-    }
     const { info } = resolveResource(positionals[0]!, RESOURCES, usage);
     const timeoutMs =
       values.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseDurationFlag('timeout', values.timeout, usage);

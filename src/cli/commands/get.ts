@@ -141,10 +141,6 @@ export const getCommand: Command = {
       usage,
       { positionals: { min: 1, max: 2 } },
     );
-    if (values.help) {
-      process.stdout.write(usage);
-      return 0;
-    }
     const listing = resolveResource(positionals[0]!, LISTINGS, usage) as Listing;
     const format = parseOutputFormat(values.output, usage);
     const one = positionals[1];

@@ -16,10 +16,6 @@ export const installCrdsCommand: Command = {
   summary: "Install or upgrade Sluice's CRDs on a cluster",
   async run(argv) {
     const { values } = parseCommandArgs(argv, { ...kubeFlags }, usage);
-    if (values.help) {
-      process.stdout.write(usage);
-      return 0;
-    }
     const names = await installCrds(hubClient(values));
     for (const n of names ?? []) process.stdout.write(`customresourcedefinition/${n} established\n`);
     return 0;

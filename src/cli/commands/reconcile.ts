@@ -67,10 +67,6 @@ export const reconcileCommand: Command = {
       usage,
       { positionals: { min: 2, max: 2 } },
     );
-    if (values.help) {
-      process.stdout.write(usage);
-      return 0;
-    }
     const { info } = resolveResource(positionals[0]!, RESOURCES, usage);
     const name = positionals[1]!;
     const timeoutMs = parseDurationFlag('timeout', values.timeout, usage);

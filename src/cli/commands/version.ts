@@ -24,10 +24,6 @@ export const versionCommand: Command = {
       { output: { type: 'string', short: 'o', default: 'text' } },
       usage,
     );
-    if (values.help) {
-      process.stdout.write(usage);
-      return 0;
-    }
     const info = {
       sluice: sluiceVersion(),
       node: process.version,
