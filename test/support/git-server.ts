@@ -118,8 +118,10 @@ export async function startGitServer(opts: GitServerOptions = {}): Promise<GitSe
       const v = req.headers[name];
       return Array.isArray(v) ? v.join(', ') : v;
     };
-    const record = (status: number, authorized: boolean) =>
-      log.push({
+    // Recorded when the status is decided, before the client can see the response: a test
+    // that counts requests right after its git call must find this one already logged.
+    const record = (status: number, authorized: boolean) => {
+      const entry: { -readonly [K in keyof GitRequestRecord]: GitRequestRecord[K] } = {
         method: req.method ?? 'GET',
         path,
         repo: repoMatch?.[1],
@@ -129,13 +131,16 @@ export async function startGitServer(opts: GitServerOptions = {}): Promise<GitSe
         contentEncoding: header('content-encoding'),
         chunked: /chunked/i.test(header('transfer-encoding') ?? ''),
         gitProtocol: header('git-protocol'),
-      });
+      };
+      log.push(entry);
+      return entry;
+    };
 
     if (!authorized(header('authorization'), username, password)) {
       req.resume();
       res.writeHead(401, { 'WWW-Authenticate': `Basic realm="${REALM}"`, 'Content-Type': 'text/plain' });
-      res.end('authentication required\n');
       record(401, false);
+      res.end('authentication required\n');
       return;
     }
 
@@ -189,10 +194,15 @@ export async function startGitServer(opts: GitServerOptions = {}): Promise<GitSe
       if (!res.writableFinished && child.exitCode === null) child.kill('SIGKILL');
     });
 
-    const status = await pipeCgiResponse(child, res, () => stderr);
+    const entry = record(0, true);
+    const writeHead = res.writeHead.bind(res);
+    res.writeHead = ((code: number, ...rest: unknown[]) => {
+      entry.status = code;
+      return (writeHead as (...a: unknown[]) => ServerResponse)(code, ...rest);
+    }) as typeof res.writeHead;
+    entry.status = await pipeCgiResponse(child, res, () => stderr);
     await exited;
     children.delete(child);
-    record(status, true);
   }
 
   async function listen(port: number): Promise<number> {
