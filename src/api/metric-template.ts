@@ -8,7 +8,7 @@ import {
   type LocalObjectReference,
   type SluiceObject,
 } from './common.js';
-import { enumOf, obj, str, type ResourceKind } from './schema.js';
+import { enumOf, obj, str, type JsonSchema, type ResourceKind } from './schema.js';
 
 /** The metric backends Sluice can query; any other name is rejected at admission. */
 export type MetricProviderType = 'prometheus';
@@ -33,25 +33,30 @@ export type MetricTemplateStatus = ConditionedStatus;
 /** A reusable metric provider and query template that CanaryRelease metrics refer to. */
 export type MetricTemplate = SluiceObject<'MetricTemplate', MetricTemplateSpec, MetricTemplateStatus>;
 
+/** Schema of a metric backend; shared with CanaryRelease's `analysis.provider`. */
+export function metricProviderSchema(description: string): JsonSchema {
+  return obj<MetricProvider>(
+    description,
+    {
+      type: enumOf(
+        'Kind of backend: prometheus (any Prometheus-compatible API: Prometheus, Mimir, Thanos, VictoriaMetrics).',
+        ['prometheus'],
+      ),
+      address: httpUrl('Base URL of the API, e.g. http://prometheus.monitoring:9090.'),
+      secretRef: localRef(
+        'Secret in this namespace with credentials: keys username and password (basic auth) or token (bearer).',
+        'Secret',
+      ),
+      timeout: duration('Limit for one query.', '30s'),
+    },
+    { required: ['type', 'address'] },
+  );
+}
+
 const spec = obj<MetricTemplateSpec>(
   'The metric provider and the query template.',
   {
-    provider: obj<MetricProvider>(
-      'The backend the query runs against.',
-      {
-        type: enumOf(
-          'Kind of backend: prometheus (any Prometheus-compatible API: Prometheus, Mimir, Thanos, VictoriaMetrics).',
-          ['prometheus'],
-        ),
-        address: httpUrl('Base URL of the API, e.g. http://prometheus.monitoring:9090.'),
-        secretRef: localRef(
-          'Secret in this namespace with credentials: keys username and password (basic auth) or token (bearer).',
-          'Secret',
-        ),
-        timeout: duration('Limit for one query.', '30s'),
-      },
-      { required: ['type', 'address'] },
-    ),
+    provider: metricProviderSchema('The backend the query runs against.'),
     query: str(
       'Query template; {{ target }}, {{ namespace }} and {{ interval }} are filled in per CanaryRelease metric.',
       {

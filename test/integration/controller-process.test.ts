@@ -164,7 +164,12 @@ describe('the controller whose hub apiserver restarts', () => {
     const after = uniqueName('after');
     await registerCluster(hub, after, { namespace: ns, name: 'member' });
     await eventually(async () => available(await getCluster(hub, after))?.status === 'True', 90_000, 500);
-    expect(c.reconciles('cluster').some((l) => l.key === after)).toBe(true);
+    // The status is written inside the reconcile and the outcome line after it returns,
+    // so the line may still be in the pipe when the status is seen.
+    await c.waitForLog(
+      (l) => l.message === 'reconciled' && l.controller === 'cluster' && l.key === after,
+      10_000,
+    );
     expect(c.child.exitCode).toBeNull();
     for (const n of [before, after])
       await deleteObject(hub, { apiVersion: 'sluice.dev/v1', kind: 'Cluster', metadata: { name: n } });
