@@ -5,7 +5,7 @@ SHELL := /bin/bash
 JEST := node --experimental-vm-modules node_modules/jest/bin/jest.js
 WORK := .work
 
-.PHONY: help deps build typecheck lint crds kube-local kube-local-up test test-unit test-integration demo bench bench-delivery clean
+.PHONY: help deps build typecheck lint crds kube-local traefik kube-local-up test test-unit test-integration demo bench bench-delivery bench-fix helm bench-scan demo-api bench-rollout clean
 
 help:
 	@echo "make demo          run the controller on embedded local clusters with the examples"
@@ -31,13 +31,22 @@ crds: deps
 kube-local:
 	@test/cluster/build.sh
 
+# Helm from its Go module (helm.sh/helm/v3 v3.21.4), cached in ~/.cache/sluice/helm-<version>:
+# `sluice scan` renders charts with it.
+helm:
+	@tools/helm/build.sh
+
+# The Gateway API implementation of the test bed's data plane (cached Go build of Traefik).
+traefik:
+	@test/traefik/build.sh
+
 # Starts 4 clusters in the background for iterating on integration tests:
 #   make kube-local-up && SLUICE_TEST_CLUSTERS_DIR=$(WORK)/clusters npx jest ...
 kube-local-up: kube-local
 	@bin/kube-local --clusters 4 --dir $(WORK)/clusters > $(WORK)/kube-local.log 2>&1 & \
 	 until [ -f $(WORK)/clusters/ready ]; do sleep 1; done; echo "clusters ready in $(WORK)/clusters"
 
-test: build kube-local
+test: build kube-local traefik helm
 	@mkdir -p $(WORK)
 	@rm -f $(WORK)/jest-unit.json $(WORK)/jest-integration.json
 	@npx tsc --noEmit -p tsconfig.json
@@ -48,11 +57,16 @@ test: build kube-local
 test-unit: deps
 	@$(JEST) --selectProjects unit
 
-test-integration: build kube-local
+test-integration: build kube-local traefik helm
 	@$(JEST) --selectProjects integration --runInBand
 
-demo: build kube-local
+demo: build kube-local traefik helm
 	@npx tsx scripts/demo.ts
+	@npx tsx scripts/demo-api.ts
+
+# Chapter 4 alone (API evolution: CanaryRelease v1alpha1 via the conversion webhook, scan, fix).
+demo-api: build kube-local helm
+	@npx tsx scripts/demo-api.ts
 
 bench: build kube-local
 	@npx tsx bench/local-cluster.ts
@@ -62,3 +76,14 @@ clean:
 
 bench-delivery: build kube-local
 	@npx tsx bench/delivery.ts
+
+# The removed-API fixer on 1,000 generated v1beta1 CRDs (no clusters needed).
+bench-fix: deps
+	@npx tsx bench/fix.ts
+
+# `sluice scan` over a generated tree of 5,000 manifest files (no clusters needed).
+bench-scan: deps
+	@npx tsx bench/scan.ts
+
+bench-rollout: build kube-local
+	@npx tsx bench/rollout.ts

@@ -5,6 +5,7 @@
  * registers the members from examples/clusters/ (kubeconfigs in Secrets), starts the
  * controller and prints what it sees.
  * Chapter 2 — GitOps delivery (scripts/demo-delivery.ts).
+ * Chapter 3 — progressive delivery on a real data plane (scripts/demo-canary.ts).
  *
  * DEMO_ONCE=1 runs unattended: exit 0 once every chapter succeeded, non-zero otherwise,
  * and leaves no process behind. Without it the demo keeps running (Ctrl-C stops it).
@@ -20,6 +21,7 @@ import { serverSideApply } from '../src/kube/apply.js';
 import { clusterClient, loadKubeConfig } from '../src/kube/clients.js';
 import { ControllerProcess, SLUICE_CLI } from '../test/support/controller-process.js';
 import type { GitServer } from '../test/support/git-server.js';
+import { canaryChapter } from './demo-canary.js';
 import { deliveryChapter } from './demo-delivery.js';
 import { REPO_ROOT, startKubeLocal } from '../test/support/kube-local.mjs';
 
@@ -151,6 +153,14 @@ try {
       encoding: 'utf8',
     }),
   );
+  await canaryChapter({
+    hub,
+    hubKubeconfig,
+    cluster: 'member-1',
+    memberKubeconfig: join(dir, 'member-1', 'kubeconfig'),
+    apply,
+    git,
+  });
   exitCode = 0;
   if (!once) {
     say('running; the table refreshes every 10 s (Ctrl-C stops the demo and the clusters)');

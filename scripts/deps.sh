@@ -7,10 +7,13 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 # command → Debian package
-declare -A need=([git]=git [kubectl]=kubectl)
+# ip: kube-local's node agent puts real pods in network namespaces (iproute2).
+# prometheus: the test bed's metrics backend (Debian's build; test/support/prometheus*.ts).
+declare -A need=([git]=git [kubectl]=kubectl [ip]=iproute2 [prometheus]=prometheus)
 missing=()
 for cmd in "${!need[@]}"; do
-  command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
+  # /usr/sbin is not on a non-root user's PATH on Debian.
+  command -v "$cmd" >/dev/null 2>&1 || [[ -x /usr/sbin/$cmd ]] || missing+=("${need[$cmd]}")
 done
 [[ -x "$(git --exec-path 2>/dev/null)/git-http-backend" ]] || missing+=(git)
 if ((${#missing[@]})); then
@@ -21,6 +24,13 @@ if ((${#missing[@]})); then
   echo "deps: apt-get install ${missing[*]}" >&2
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  # Tests run their own Prometheus on free loopback ports: never leave the package's service
+  # (:9090, /var/lib/prometheus) running or starting at boot.
+  if [[ " ${missing[*]} " == *" prometheus "* ]]; then
+    service prometheus stop >/dev/null 2>&1 || true
+    update-rc.d prometheus disable >/dev/null 2>&1 || true
+    systemctl disable --now prometheus >/dev/null 2>&1 || true
+  fi
 fi
 
 stamp=node_modules/.sluice-lock-hash

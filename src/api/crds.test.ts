@@ -150,7 +150,14 @@ describe('allCrds', () => {
       expect(crd.spec.group).toBe('sluice.dev');
       expect(crd.spec.names.categories).toEqual(['sluice']);
       expect(crd.spec.names.listKind).toBe(`${crd.spec.names.kind}List`);
-      expect(crd.spec.versions).toHaveLength(1);
+      // CanaryRelease also serves v1alpha1 (converted by the webhook); v1 is always first and stored.
+      expect(crd.spec.versions.map((v) => v.name)).toEqual(
+        crd.spec.names.kind === 'CanaryRelease' ? [VERSION, 'v1alpha1'] : [VERSION],
+      );
+      expect(crd.spec.versions.filter((v) => v.storage)).toHaveLength(1);
+      expect(crd.spec.conversion?.strategy ?? 'None').toBe(
+        crd.spec.names.kind === 'CanaryRelease' ? 'Webhook' : 'None',
+      );
       expect(crd.spec.versions[0]).toMatchObject({
         name: VERSION,
         served: true,

@@ -5,7 +5,14 @@ import { deliveryKind } from './delivery.js';
 import { gitSourceKind } from './git-source.js';
 import { metricTemplateKind } from './metric-template.js';
 import { placementRuleKind } from './placement-rule.js';
-import { str, type CustomResourceDefinition, type ResourceKind } from './schema.js';
+import { canaryReleaseV1alpha1Schema, V1ALPHA1 } from './canary-release-v1alpha1.js';
+import {
+  str,
+  type CrdVersion,
+  type CustomResourceDefinition,
+  type JsonSchema,
+  type ResourceKind,
+} from './schema.js';
 
 export { API_VERSION, GROUP, VERSION };
 
@@ -60,8 +67,62 @@ export function kindInfo(kind: SluiceKind): KindInfo {
   };
 }
 
-/** The apiextensions.k8s.io/v1 CRD for one kind: served and stored as `v1`, with the status subresource. */
+/**
+ * Where the conversion webhook is in cluster (the Helm chart's Service; the CRD files under
+ * crds/ cannot be templated, so the namespace is fixed). The controller rewrites the client
+ * config and writes the caBundle when it starts (src/webhooks/registration.ts).
+ */
+export const CONVERSION_SERVICE = {
+  namespace: 'sluice-system',
+  name: 'sluice-admission',
+  port: 443,
+} as const;
+/** Path of the conversion endpoint on the webhook server. */
+export const CONVERSION_PATH = '/convert';
+
+/** The versions a kind is served in besides v1 (only CanaryRelease has any): v1 stays the storage version. */
+const OLDER_VERSIONS: Partial<Record<string, Array<{ name: string; spec: JsonSchema; status: JsonSchema }>>> =
+  {
+    CanaryRelease: [{ name: V1ALPHA1, ...canaryReleaseV1alpha1Schema }],
+  };
+
+function versionOf(
+  def: ResourceKind,
+  name: string,
+  parts: { spec: JsonSchema; status: JsonSchema },
+  storage: boolean,
+): CrdVersion {
+  return {
+    name,
+    served: true,
+    storage,
+    schema: {
+      openAPIV3Schema: {
+        type: 'object',
+        description: def.description,
+        properties: {
+          apiVersion: str(`Versioned schema of this object; ${GROUP}/${name}.`),
+          kind: str(`Kind of this object; ${def.kind}.`),
+          // The apiserver validates metadata itself and allows no other schema for it.
+          metadata: { type: 'object' },
+          spec: parts.spec,
+          status: parts.status,
+        },
+        required: ['spec'],
+      },
+    },
+    subresources: { status: {} },
+    additionalPrinterColumns: def.printerColumns,
+  };
+}
+
+/**
+ * The apiextensions.k8s.io/v1 CRD for one kind: stored as `v1`, with the status subresource.
+ * A kind with older served versions (CanaryRelease: `v1alpha1`) gets them too, and the
+ * `Webhook` conversion strategy pointing at `CONVERSION_SERVICE`.
+ */
 export function toCrd(def: ResourceKind): CustomResourceDefinition {
+  const older = OLDER_VERSIONS[def.kind] ?? [];
   const crd: CustomResourceDefinition = {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -78,29 +139,24 @@ export function toCrd(def: ResourceKind): CustomResourceDefinition {
         categories: [CATEGORY],
       },
       versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              description: def.description,
-              properties: {
-                apiVersion: str('Versioned schema of this object; sluice.dev/v1.'),
-                kind: str(`Kind of this object; ${def.kind}.`),
-                // The apiserver validates metadata itself and allows no other schema for it.
-                metadata: { type: 'object' },
-                spec: def.spec,
-                status: def.status,
-              },
-              required: ['spec'],
-            },
-          },
-          subresources: { status: {} },
-          additionalPrinterColumns: def.printerColumns,
-        },
+        versionOf(def, VERSION, def, true),
+        ...older.map((v) => ({
+          ...versionOf(def, v.name, v, false),
+          deprecated: true,
+          deprecationWarning: `${GROUP}/${v.name} ${def.kind} is deprecated; use ${GROUP}/${VERSION}`,
+        })),
       ],
+      ...(older.length > 0
+        ? {
+            conversion: {
+              strategy: 'Webhook' as const,
+              webhook: {
+                conversionReviewVersions: ['v1'],
+                clientConfig: { service: { ...CONVERSION_SERVICE, path: CONVERSION_PATH } },
+              },
+            },
+          }
+        : {}),
     },
   };
   // A deep copy: callers may edit what they get without changing the shared kind definitions.

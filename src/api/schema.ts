@@ -69,15 +69,40 @@ export interface CustomResourceDefinition {
       shortNames: string[];
       categories: string[];
     };
-    versions: Array<{
-      name: string;
-      served: boolean;
-      storage: boolean;
-      schema: { openAPIV3Schema: JsonSchema };
-      subresources: { status: Record<string, never> };
-      additionalPrinterColumns: PrinterColumn[];
-    }>;
+    versions: CrdVersion[];
+    /** Present when more than one version is served and they differ in shape. */
+    conversion?: CrdConversion;
   };
+}
+
+/** One entry of a CRD's `spec.versions`. */
+export interface CrdVersion {
+  name: string;
+  served: boolean;
+  storage: boolean;
+  /** Shown by kubectl on every request for this version (a deprecated version says what replaces it). */
+  deprecated?: boolean;
+  deprecationWarning?: string;
+  schema: { openAPIV3Schema: JsonSchema };
+  subresources: { status: Record<string, never> };
+  additionalPrinterColumns: PrinterColumn[];
+}
+
+/**
+ * Where the apiserver sends a ConversionReview: a URL (out of cluster: kube-local, tests) or
+ * a Service (in cluster). `caBundle` is the base64 PEM of the CA that signed the server's
+ * certificate; the controller writes it.
+ */
+export interface WebhookClientConfig {
+  url?: string;
+  service?: { namespace: string; name: string; path?: string; port?: number };
+  caBundle?: string;
+}
+
+/** A CRD's `spec.conversion` (apiextensions.k8s.io/v1). */
+export interface CrdConversion {
+  strategy: 'None' | 'Webhook';
+  webhook?: { conversionReviewVersions: string[]; clientConfig: WebhookClientConfig };
 }
 
 /**

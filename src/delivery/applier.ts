@@ -5,7 +5,9 @@
  * `health`); this file only sends requests and collects answers.
  *
  * Two phases, so that the reconciler can gate every cluster before writing to any:
- * 1. {@link planCluster} — read the inventory and the live objects, dry-run every object whose
+ * 1. {@link planCluster} — check every object's apiVersion against the cluster's discovery
+ *    (api-gate.ts: a version the cluster does not serve refuses the cluster, `APINotServed`);
+ *    read the inventory and the live objects, dry-run every object whose
  *    kind is served; no write. An object the API server rejects (invalid field, unknown kind)
  *    makes the plan `Invalid`, which the reconciler reports as a build failure and applies
  *    nowhere.
@@ -56,6 +58,7 @@ import {
   type Scope,
 } from './objects.js';
 import { formatLocation } from './render-error.js';
+import { apiGate } from './api-gate.js';
 
 /** What to apply to one cluster. */
 export interface ClusterApplyInput {
@@ -107,8 +110,11 @@ export type ClusterPlan =
     }
   | {
       readonly ok: false;
-      /** `Invalid`: the manifests are wrong (a build failure). `Unreachable`/`Failed`: this cluster only. */
-      readonly reason: 'Invalid' | 'Unreachable' | 'Failed';
+      /**
+       * `Invalid`: the manifests are wrong (a build failure). `Unreachable`/`Failed`: this cluster
+       * only. `APINotServed`: this cluster does not serve an object's apiVersion (see api-gate.ts).
+       */
+      readonly reason: 'Invalid' | 'Unreachable' | 'Failed' | 'APINotServed';
       readonly message: string;
     };
 
@@ -278,6 +284,8 @@ async function listOwned(
 export async function planCluster(input: ClusterApplyInput): Promise<ClusterPlan> {
   const { client, deadline } = input;
   try {
+    const refusal = await apiGate(client, input.objects);
+    if (refusal) return { ok: false, reason: 'APINotServed', message: refusal };
     const stored = await readInventory(client, input.owner);
     const lookupScope = await discoverScopes(client, input.objects);
     const namespaced = applyNamespacing(input.objects, {

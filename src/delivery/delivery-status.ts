@@ -24,15 +24,17 @@ export const DeliveryReason = {
   ArtifactFailed: 'ArtifactFailed',
   BuildFailed: 'BuildFailed',
   ApplyFailed: 'ApplyFailed',
+  APINotServed: 'APINotServed',
   HealthCheckFailed: 'HealthCheckFailed',
   PruneFailed: 'PruneFailed',
   PlacementNotFound: 'PlacementNotFound',
+  RevisionRolledBack: 'RevisionRolledBack',
   Progressing: 'Progressing',
   ReconciliationSucceeded: 'ReconciliationSucceeded',
 } as const;
 
 /** Why one cluster is not Healthy, when it is a failure rather than a wait. */
-export type ClusterFailure = 'ApplyFailed' | 'HealthCheckFailed' | 'PruneFailed';
+export type ClusterFailure = 'ApplyFailed' | 'APINotServed' | 'HealthCheckFailed' | 'PruneFailed';
 
 /** What one reconcile did on one placed cluster. */
 export interface ClusterOutcome {
@@ -60,6 +62,8 @@ export type DeliveryOutcome =
   | { readonly kind: 'ArtifactFailed'; readonly message: string }
   | { readonly kind: 'PlacementNotFound'; readonly message: string }
   | { readonly kind: 'BuildFailed'; readonly revision: string; readonly message: string }
+  /** A CanaryRelease following this Delivery rolled the revision back: nothing applied or pruned. */
+  | { readonly kind: 'RevisionRolledBack'; readonly revision: string; readonly message: string }
   | {
       readonly kind: 'Applied';
       readonly revision: string;
@@ -103,7 +107,12 @@ export function healthWaitStart(status: DeliveryStatus | undefined, now: Date): 
   return Number.isFinite(t) ? t : now.getTime();
 }
 
-const FAILURE_RANK: Record<ClusterFailure, number> = { ApplyFailed: 0, PruneFailed: 1, HealthCheckFailed: 2 };
+const FAILURE_RANK: Record<ClusterFailure, number> = {
+  ApplyFailed: 0,
+  APINotServed: 0,
+  PruneFailed: 1,
+  HealthCheckFailed: 2,
+};
 
 function mergeCluster(prev: DeliveryClusterStatus | undefined, o: ClusterOutcome): DeliveryClusterStatus {
   const revision = o.revision ?? prev?.revision;
@@ -155,6 +164,16 @@ export function nextDeliveryStatus(
         generation,
         DeliveryReason.BuildFailed,
         truncate(`revision ${outcome.revision}: ${outcome.message}; nothing was applied or pruned`),
+        now,
+      );
+    case 'RevisionRolledBack':
+      return markStalled(
+        base,
+        generation,
+        DeliveryReason.RevisionRolledBack,
+        truncate(
+          `revision ${outcome.revision}: ${outcome.message}; what runs is kept, nothing was applied or pruned`,
+        ),
         now,
       );
     case 'Applied':

@@ -42,6 +42,7 @@ import {
 import { healthVerdict } from './health.js';
 import type { RenderedObject } from './objects.js';
 import { renderDirectory, renderProblems, type KustomizeRunner } from './render.js';
+import { listReleaseRollbacks, rolledBackBy } from './rolled-back.js';
 
 const DEFAULT_INTERVAL_MS = 5 * 60_000;
 const DEFAULT_HEALTH_TIMEOUT_MS = 5 * 60_000;
@@ -109,7 +110,12 @@ type ClusterRun =
   | { readonly kind: 'pending' }
   | { readonly kind: 'plan'; readonly plan: ClusterPlan }
   | { readonly kind: 'applied'; readonly result: ClusterApplyResult }
-  | { readonly kind: 'failed'; readonly unreachable: boolean; readonly message: string };
+  | {
+      readonly kind: 'failed';
+      readonly unreachable: boolean;
+      readonly message: string;
+      readonly apiNotServed?: boolean;
+    };
 
 /**
  * Applies each Delivery to the clusters its PlacementRule decides.
@@ -245,6 +251,19 @@ export class DeliveryReconciler implements Reconciler {
       );
     }
     const revision = artifact.revision;
+    // A revision a CanaryRelease rolled back is never applied again; what runs stays.
+    const rolledBack = rolledBackBy(await listReleaseRollbacks(o.hub, ns), ns, name, revision);
+    if (rolledBack) {
+      return {
+        outcome: {
+          kind: 'RevisionRolledBack',
+          revision,
+          message: `rolled back by CanaryRelease ${rolledBack}; waiting for a new commit`,
+        },
+        requeueAfterMs: intervalMs,
+        clusterRuns: none,
+      };
+    }
 
     // 2. Render: a failed, partial or empty render applies and prunes nothing.
     const render = await renderDirectory(root, d.spec.path ?? './', { kustomize: o.kustomize });
@@ -325,6 +344,7 @@ export class DeliveryReconciler implements Reconciler {
           kind: 'failed',
           unreachable: run.plan.reason === 'Unreachable',
           message: run.plan.message,
+          apiNotServed: run.plan.reason === 'APINotServed',
         });
         return;
       }
@@ -393,7 +413,12 @@ export class DeliveryReconciler implements Reconciler {
               failure: 'ApplyFailed',
               message: `unreachable, inventory kept: ${message}`,
             }
-          : { name: cluster, phase: 'Degraded', failure: 'ApplyFailed', message };
+          : {
+              name: cluster,
+              phase: 'Degraded',
+              failure: run.kind === 'failed' && run.apiNotServed ? 'APINotServed' : 'ApplyFailed',
+              message,
+            };
       }
       const r = run.result;
       const notes = [
@@ -480,7 +505,8 @@ export class DeliveryReconciler implements Reconciler {
         await events.warning(obj, outcome.kind, outcome.message);
         return;
       case 'BuildFailed':
-        await events.warning(obj, 'BuildFailed', `revision ${outcome.revision}: ${outcome.message}`);
+      case 'RevisionRolledBack':
+        await events.warning(obj, outcome.kind, `revision ${outcome.revision}: ${outcome.message}`);
         return;
       case 'Applied':
         break;

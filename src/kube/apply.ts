@@ -15,6 +15,11 @@ export interface ApplyOptions {
   /** Take ownership of fields another manager holds. Only for fields Sluice alone owns. */
   force?: boolean;
   dryRun?: boolean;
+  /**
+   * Optimistic lock: the apply fails with 409 Conflict unless the live object still has this
+   * resourceVersion. For read-modify-write applies (an atomic list rebuilt from what was read).
+   */
+  resourceVersion?: string;
 }
 
 /**
@@ -28,9 +33,11 @@ export async function serverSideApply<T extends KubernetesObject>(
   opts: ApplyOptions,
 ): Promise<T> {
   const body = { ...obj, metadata: { ...obj.metadata } } as T;
-  // managedFields and resourceVersion must not be sent with an apply patch.
+  // managedFields must not be sent with an apply patch; a resourceVersion left over from a read
+  // copy would turn the apply into a precondition, so only an explicit `resourceVersion` is sent.
   delete (body.metadata as Record<string, unknown>).managedFields;
   delete (body.metadata as Record<string, unknown>).resourceVersion;
+  if (opts.resourceVersion) (body.metadata as Record<string, unknown>).resourceVersion = opts.resourceVersion;
   try {
     return await client.raw.applyRaw(body, opts);
   } catch (err) {

@@ -25,5 +25,6 @@ if [[ ! -x "$cached" ]]; then
   echo "kube-local: built in $(( $(date +%s) - start ))s" >&2
 fi
 if ! cmp -s "$cached" "$root/bin/kube-local" 2>/dev/null; then
-  cp "$cached" "$root/bin/kube-local.tmp" && mv "$root/bin/kube-local.tmp" "$root/bin/kube-local"
+  # Copy then rename: a running bin/kube-local is never overwritten in place ("text file busy").
+  cp "$cached" "$root/bin/kube-local.tmp.$$" && mv "$root/bin/kube-local.tmp.$$" "$root/bin/kube-local"
 fi

@@ -12,16 +12,16 @@ import (
 	"github.com/spf13/pflag"
 	"go.etcd.io/etcd/server/v3/embed"
 	"k8s.io/apimachinery/pkg/util/wait"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	basecompatibility "k8s.io/component-base/compatibility"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 	apiserverapp "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	apiserveroptions "k8s.io/kubernetes/cmd/kube-apiserver/app/options"
 	kcmapp "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	kcmoptions "k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	basecompatibility "k8s.io/component-base/compatibility"
 )
 
 // clusterSpec is what the supervisor hands to one cluster process.
@@ -31,6 +31,7 @@ type clusterSpec struct {
 	APIServerPort int
 	EtcdPort      int
 	EtcdPeerPort  int
+	ExecImages    execImages // images whose pods run as real processes (podexec.go)
 }
 
 // kcmControllers are the controllers Deployments, Services and namespaces need to
@@ -84,7 +85,7 @@ func runCluster(ctx context.Context, spec clusterSpec) error {
 	kcmErr := make(chan error, 1)
 	go func() { kcmErr <- runControllerManager(ctx, kubeconfigPath, p) }()
 
-	agent := newNodeAgent(client, spec.Name+"-node")
+	agent := newNodeAgent(client, spec.Name+"-node", spec.Dir, spec.ExecImages)
 	if err := agent.start(ctx); err != nil {
 		return fmt.Errorf("node agent: %w", err)
 	}
@@ -97,6 +98,7 @@ func runCluster(ctx context.Context, spec clusterSpec) error {
 	select {
 	case <-ctx.Done():
 		_ = os.Remove(filepath.Join(spec.Dir, "ready"))
+		agent.wait() // real pods stopped, their namespaces and the bridge removed
 		// Let the apiserver drain before etcd (closed by the deferred Close) goes away.
 		select {
 		case <-apiErr:

@@ -8,6 +8,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,22 +24,30 @@ var metav1GetOptions = metav1.GetOptions{}
 
 // nodeAgent plays kubelet and scheduler for one fake node: it keeps the Node Ready
 // and its Lease renewed, binds pending pods to it, reports bound pods Running and
-// Ready (containers are not run: readiness is faked), completes Job pods, and
-// finishes pod deletions.
+// Ready, completes Job pods, and finishes pod deletions. Containers are not run
+// (readiness is faked), except those of --exec-image images, which run as real
+// processes with real addresses when the agent can (podexec.go).
 type nodeAgent struct {
 	client kubernetes.Interface
 	node   string
 	queue  workqueue.TypedRateLimitingInterface[string]
+	dir    string
+	images execImages
+	real   *realPods // nil: every pod is faked
+	done   chan struct{}
 
 	mu     sync.Mutex
 	ips    map[string]string // pod UID → IP
 	nextIP int
 }
 
-func newNodeAgent(client kubernetes.Interface, node string) *nodeAgent {
+func newNodeAgent(client kubernetes.Interface, node, dir string, images execImages) *nodeAgent {
 	return &nodeAgent{
 		client: client,
 		node:   node,
+		dir:    dir,
+		images: images,
+		done:   make(chan struct{}),
 		queue:  workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		ips:    map[string]string{},
 		nextIP: 2,
@@ -49,6 +58,7 @@ func (a *nodeAgent) start(ctx context.Context) error {
 	if err := a.registerNode(ctx); err != nil {
 		return err
 	}
+	a.real = newRealPods(ctx, a.dir, a.images, func(key string) { a.queue.Add(key) })
 	go every(ctx, 10*time.Second, a.renewLease)
 	go every(ctx, 30*time.Second, a.heartbeat)
 
@@ -62,6 +72,11 @@ func (a *nodeAgent) start(ctx context.Context) error {
 	_, _ = pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    enqueue,
 		UpdateFunc: func(_, obj any) { enqueue(obj) },
+		DeleteFunc: func(obj any) {
+			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+				a.queue.Add(key)
+			}
+		},
 	})
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
@@ -72,8 +87,23 @@ func (a *nodeAgent) start(ctx context.Context) error {
 			}
 		}()
 	}
-	go func() { <-ctx.Done(); a.queue.ShutDown() }()
+	go func() {
+		<-ctx.Done()
+		a.queue.ShutDown()
+		if a.real != nil {
+			a.real.shutdown()
+		}
+		close(a.done)
+	}()
 	return nil
+}
+
+// wait blocks until the agent has stopped its real pods after ctx ended (at most 10 s).
+func (a *nodeAgent) wait() {
+	select {
+	case <-a.done:
+	case <-time.After(10 * time.Second):
+	}
 }
 
 func every(ctx context.Context, every time.Duration, f func(context.Context)) {
@@ -165,7 +195,6 @@ func (a *nodeAgent) renewLease(ctx context.Context) {
 	}
 }
 
-
 func (a *nodeAgent) processNext(ctx context.Context, lister interface {
 	Pods(string) corelisters.PodNamespaceLister
 }) bool {
@@ -177,6 +206,9 @@ func (a *nodeAgent) processNext(ctx context.Context, lister interface {
 	ns, name, _ := cache.SplitMetaNamespaceKey(key)
 	pod, err := lister.Pods(ns).Get(name)
 	if apierrors.IsNotFound(err) {
+		if a.real != nil {
+			a.real.stopKey(key)
+		}
 		a.queue.Forget(key)
 		return true
 	}
@@ -200,6 +232,9 @@ func (a *nodeAgent) syncPod(ctx context.Context, pod *corev1.Pod) error {
 	pods := a.client.CoreV1().Pods(pod.Namespace)
 	if pod.DeletionTimestamp != nil {
 		a.releaseIP(pod)
+		if a.real != nil {
+			a.real.stop(pod.UID)
+		}
 		if pod.Spec.NodeName == "" || pod.Spec.NodeName == a.node {
 			zero := int64(0)
 			return pods.Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &pod.UID}})
@@ -214,6 +249,9 @@ func (a *nodeAgent) syncPod(ctx context.Context, pod *corev1.Pod) error {
 	}
 	if pod.Spec.NodeName != a.node {
 		return nil
+	}
+	if c, _, _ := a.real.runnable(pod); c != nil && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+		return a.syncRealPod(ctx, pod)
 	}
 	switch pod.Status.Phase {
 	case corev1.PodSucceeded, corev1.PodFailed:
@@ -329,4 +367,66 @@ func podConditions(now metav1.Time, ready corev1.ConditionStatus) []corev1.PodCo
 		c(corev1.ContainersReady, ready),
 		c(corev1.PodReady, ready),
 	}
+}
+
+func metaTime(t time.Time) metav1.Time { return metav1.NewTime(t).Rfc3339Copy() }
+
+// syncRealPod starts the pod's process if needed and reports it: Running with the pod's
+// real address, Ready only while the readiness check answers, restarts counted.
+func (a *nodeAgent) syncRealPod(ctx context.Context, pod *corev1.Pod) error {
+	rp, err := a.real.ensure(pod)
+	if err != nil {
+		return err
+	}
+	st := rp.state()
+	want := pod.DeepCopy()
+	now := metav1.Now()
+	ws := &want.Status
+	ws.Phase = corev1.PodRunning
+	ws.HostIP = "10.0.0.1"
+	ws.HostIPs = []corev1.HostIP{{IP: "10.0.0.1"}}
+	ws.PodIP = st.ip
+	ws.PodIPs = []corev1.PodIP{{IP: st.ip}}
+	if ws.StartTime == nil {
+		ws.StartTime = &now
+	}
+	readyStatus := corev1.ConditionFalse
+	if st.ready {
+		readyStatus = corev1.ConditionTrue
+	}
+	conds := podConditions(now, readyStatus)
+	for i := range conds {
+		for _, old := range pod.Status.Conditions {
+			if old.Type == conds[i].Type && old.Status == conds[i].Status {
+				conds[i].LastTransitionTime = old.LastTransitionTime
+			}
+		}
+	}
+	ws.Conditions = conds
+	ws.ContainerStatuses = nil
+	for _, c := range pod.Spec.Containers {
+		started := true
+		cs := corev1.ContainerStatus{
+			Name: c.Name, Image: c.Image, ImageID: c.Image, Ready: true, Started: &started,
+			ContainerID: "kube-local://" + string(pod.UID) + "/" + c.Name,
+			State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metaTime(st.startedAt)}},
+		}
+		if c.Name == st.container {
+			cs.Ready = st.ready
+			cs.RestartCount = st.restarts
+			if st.lastExit != nil {
+				cs.LastTerminationState = corev1.ContainerState{Terminated: st.lastExit}
+			}
+			if !st.running {
+				started = false
+				cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off restarting the process"}}
+			}
+		}
+		ws.ContainerStatuses = append(ws.ContainerStatuses, cs)
+	}
+	if apiequality.Semantic.DeepEqual(want.Status, pod.Status) {
+		return nil
+	}
+	_, err = a.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, want, metav1.UpdateOptions{})
+	return err
 }

@@ -33,8 +33,9 @@ type member struct {
 }
 
 type supervisor struct {
-	dir     string
-	members []*member
+	dir        string
+	members    []*member
+	execImages []string // --exec-image values, handed to every cluster process
 }
 
 func clusterName(i int) string {
@@ -201,8 +202,12 @@ func (s *supervisor) startMember(ctx context.Context, m *member) error {
 		return err
 	}
 	self, _ := os.Executable()
-	cmd := exec.Command(self, "run-cluster", "--name", m.name, "--dir", m.dir,
-		fmt.Sprint("--apiserver-port=", m.ports.APIServer), fmt.Sprint("--etcd-port=", m.ports.Etcd), fmt.Sprint("--etcd-peer-port=", m.ports.EtcdPeer))
+	args := []string{"run-cluster", "--name", m.name, "--dir", m.dir,
+		fmt.Sprint("--apiserver-port=", m.ports.APIServer), fmt.Sprint("--etcd-port=", m.ports.Etcd), fmt.Sprint("--etcd-peer-port=", m.ports.EtcdPeer)}
+	for _, v := range s.execImages {
+		args = append(args, "--exec-image="+v)
+	}
+	cmd := exec.Command(self, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Pdeathsig: a supervisor killed with SIGKILL still takes its clusters with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}

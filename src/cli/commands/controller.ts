@@ -6,9 +6,14 @@ import { registerDeliveryControllers } from '../../delivery/register.js';
 import { createLogger, parseLogLevel } from '../../log.js';
 import { Manager } from '../../kube/manager.js';
 import { registerPlacementControllers } from '../../placement/register.js';
+import { registerRolloutControllers } from '../../rollout/register.js';
+import { Notifier } from '../../notify/notifier.js';
+import { notifyFlag, notifyFlagUsage, parseNotifyFlags } from '../../notify/flags.js';
 import { HttpServer, parseListenAddress } from '../../server/http.js';
 import { parseCommandArgs, parseDurationFlag, UsageError } from '../usage.js';
 import type { Command } from './command.js';
+import { FeatureGateError, FeatureGates } from '../../features.js';
+import { parseWebhookFlags, startWebhooks, webhookFlags, webhookFlagsUsage } from './webhook-flags.js';
 import { hubClient, kubeFlags, kubeFlagsUsage } from './kube-flags.js';
 
 const usage = `Usage: sluice controller [flags]
@@ -30,7 +35,8 @@ ${kubeFlagsUsage}  --metrics-bind-address ADDR      where /metrics is served (de
   --placement-debounce D           how long a placed Cluster may fail clusterConditions before
                                    it loses its placement (default 30s)
   --log-level LEVEL                error, warn, info or debug (default info)
-`;
+  --feature-gates NAME=BOOL,...    switch features (sluice version --features lists them)
+${notifyFlagUsage}${webhookFlagsUsage}`;
 
 /** `--leader-elect=false` → `--no-leader-elect` (node:util has no negated booleans on Node 20). */
 function normaliseBooleans(argv: string[]): string[] {
@@ -63,9 +69,18 @@ export const controllerCommand: Command = {
         'storage-path': { type: 'string', default: join(tmpdir(), 'sluice') },
         'webhook-bind-address': { type: 'string', default: ':9292' },
         'log-level': { type: 'string', default: 'info' },
+        'feature-gates': { type: 'string', default: '' },
+        ...webhookFlags,
+        ...notifyFlag,
       },
       usage,
     );
+    let notifyTargets;
+    try {
+      notifyTargets = parseNotifyFlags(values.notify);
+    } catch (err) {
+      throw new UsageError((err as Error).message, usage);
+    }
     let level;
     try {
       level = parseLogLevel(values['log-level']);
@@ -93,8 +108,17 @@ export const controllerCommand: Command = {
     );
     const placementDebounceMs = parseDurationFlag('placement-debounce', values['placement-debounce'], usage);
     const leaderElect = !values['no-leader-elect'];
+    let gates: FeatureGates;
+    try {
+      gates = FeatureGates.parse(values['feature-gates']);
+    } catch (err) {
+      if (err instanceof FeatureGateError) throw new UsageError(`--feature-gates: ${err.message}`, usage);
+      throw err;
+    }
+    const webhookSettings = parseWebhookFlags(values, usage);
 
     const logger = createLogger({ level });
+    const notifier = new Notifier(notifyTargets, { logger: logger.child({ component: 'notifier' }) });
     const client = hubClient(values);
     const identity = `${hostname()}_${process.pid}`;
     let exiting = false;
@@ -127,9 +151,19 @@ export const controllerCommand: Command = {
       storagePath: values['storage-path'],
       receiver,
     });
-    registerDeliveryControllers(manager, { members, artifacts, kustomize: kubectlKustomize() });
+    const { deliveries } = registerDeliveryControllers(manager, {
+      members,
+      artifacts,
+      kustomize: kubectlKustomize(),
+    });
+    registerRolloutControllers(manager, {
+      members,
+      deliveries,
+      storagePath: values['storage-path'],
+      notifier,
+    });
 
-    const servers: HttpServer[] = [];
+    const servers: Array<Pick<HttpServer, 'close'>> = [];
     const metricsAddr = addresses['metrics-bind-address']!;
     const healthAddr = addresses['health-probe-bind-address']!;
     const health = new HttpServer({ registry: manager.registry, ready: () => manager.ready(), logger });
@@ -143,12 +177,17 @@ export const controllerCommand: Command = {
     }
     const webhookPort = receiver ? await receiver.listen(webhookAddr) : undefined;
     if (receiver) servers.push(receiver);
+    // Conversion and admission webhooks (HTTPS), only with --webhook-port; StorageMigration after them.
+    const webhooks = await startWebhooks(webhookSettings, { client, gates, logger });
+    if (webhooks) servers.push(webhooks);
     logger.info('controller starting', {
       identity,
       leaderElect,
       healthPort: port,
       metricsPort,
       webhookPort,
+      admissionWebhookPort: webhooks?.port,
+      featureGates: Object.fromEntries(gates.list().map((g) => [g.name, g.enabled])),
       storagePath: values['storage-path'],
       hub: client.kubeConfig.getCurrentCluster()?.server,
     });

@@ -4,6 +4,7 @@ import type { Delivery } from '../../api/delivery.js';
 import type { GitSource } from '../../api/git-source.js';
 import type { PlacementRule } from '../../api/placement-rule.js';
 import type { Condition } from '../../kube/conditions.js';
+import { canaryColumns } from '../canary-status.js';
 import { formatObjects, parseOutputFormat } from '../output.js';
 import {
   cliResource,
@@ -18,7 +19,7 @@ import { parseCommandArgs, UsageError } from '../usage.js';
 import type { Command } from './command.js';
 import { hubClient, kubeFlags, kubeFlagsUsage } from './kube-flags.js';
 
-const usage = `Usage: sluice get sources|clusters|placements|deliveries [NAME] [flags]
+const usage = `Usage: sluice get sources|clusters|placements|deliveries|canaries [NAME] [flags]
 
 Lists Sluice resources with their state, as kubectl and flux do: whether each is Ready,
 what it last did and why not.
@@ -110,6 +111,11 @@ const LISTINGS: readonly Listing[] = [
       messageCol,
     ],
   },
+  {
+    // Phase, step and weight first: what on-call looks for during a rollout.
+    ...cliResource('canaries', 'CanaryRelease', ['canary', 'crel']),
+    columns: (now) => canaryColumns(now) as unknown as Column<Row>[],
+  },
 ];
 
 /** The table `sluice get` prints for `objects` of `type` (a word or alias), with a NAMESPACE column when listing every namespace. Pure. */
@@ -128,7 +134,7 @@ export function formatListing(
 
 export const getCommand: Command = {
   name: 'get',
-  summary: 'List sources, clusters, placements or deliveries and their state',
+  summary: 'List sources, clusters, placements, deliveries or canaries and their state',
   async run(argv) {
     const { values, positionals } = parseCommandArgs(
       argv,

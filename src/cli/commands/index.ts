@@ -5,15 +5,25 @@ import { versionCommand } from './version.js';
 import { getCommand } from './get.js';
 import { reconcileCommand } from './reconcile.js';
 import { diffCommand } from './diff.js';
+import { operatorCommands } from './canary.js';
+import { statusCommand } from './status.js';
+import { scanCommand } from './scan.js';
+import { fixCommand } from './fix.js';
+import { migrateStorageCommand } from './migrate-storage.js';
 
 /** Every `sluice` sub-command, in the order `sluice --help` lists them. */
 export const commands: readonly Command[] = [
   controllerCommand,
   installCrdsCommand,
+  migrateStorageCommand,
   versionCommand,
   getCommand,
   reconcileCommand,
   diffCommand,
+  statusCommand,
+  ...operatorCommands,
+  scanCommand,
+  fixCommand,
 ];
 
 export function rootUsage(): string {
