@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import type { CanaryRelease } from '../api/canary-release.js';
 import type { AnalysisOutcome } from './observations.js';
-import { combineAnalyses } from './reconciler.js';
+import { FeatureGates } from '../features.js';
+import { combineAnalyses, gatedProblems } from './reconciler.js';
 import { releaseUpdateNeedsTick } from './register.js';
 
 const outcome = (verdict: AnalysisOutcome['verdict'], score: number, message: string): AnalysisOutcome => ({
@@ -48,5 +49,28 @@ describe('releaseUpdateNeedsTick', () => {
     ['another annotation', rel(1), rel(1, { note: 'x' }), false],
   ])('GIVEN %s THEN %s', (_w, old, now, expected) => {
     expect(releaseUpdateNeedsTick(old, now)).toBe(expected);
+  });
+});
+
+describe('gatedProblems (feature gates)', () => {
+  const withJudge = (judge: 'threshold' | 'mannWhitney') =>
+    ({ metadata: { name: 'r' }, spec: { analysis: { judge } } }) as unknown as CanaryRelease;
+
+  it('GIVEN judge mannWhitney and StatisticalJudge off THEN one problem at spec.analysis.judge naming the gate', () => {
+    const problems = gatedProblems(withJudge('mannWhitney'), FeatureGates.parse(''));
+    expect(problems).toEqual([
+      {
+        field: 'spec.analysis.judge',
+        message: expect.stringContaining('--feature-gates=StatisticalJudge=true'),
+      },
+    ]);
+  });
+
+  it('GIVEN judge mannWhitney and StatisticalJudge on THEN no problem', () => {
+    expect(gatedProblems(withJudge('mannWhitney'), FeatureGates.parse('StatisticalJudge=true'))).toEqual([]);
+  });
+
+  it('GIVEN the threshold judge THEN no problem whatever the gates', () => {
+    expect(gatedProblems(withJudge('threshold'), FeatureGates.parse(''))).toEqual([]);
   });
 });

@@ -40,6 +40,7 @@ import type { AnalysisOutcome, GateAnswer, Observations, WriteBackOutcome } from
 import { routerFor as defaultRouterFor } from './ports.js';
 import type { RolloutMetrics } from './metrics.js';
 import { writeBack } from './write-back.js';
+import type { FeatureGates } from '../features.js';
 
 /** The member clients a release acts on (filled by the Cluster reconciler). */
 export interface MemberClientLookup {
@@ -63,10 +64,28 @@ export interface CanaryReleaseReconcilerOptions {
   now?: () => Date;
   /** Where the tick-lag and analysis metrics go. */
   metrics?: RolloutMetrics;
+  /** Feature gates: StatisticalJudge allows `judge: mannWhitney`; GitWriteBack off means `gitWriteBack.mode: none`. */
+  features?: Pick<FeatureGates, 'enabled'>;
 }
 
 const RETRY_MS = 10_000;
 const SEVERE = new Set(['RollingBack', 'RolledBack', 'Failed']);
+
+/** Spec problems that depend on the controller's feature gates, with field paths. */
+export function gatedProblems(
+  release: CanaryRelease,
+  features: Pick<FeatureGates, 'enabled'> | undefined,
+): Array<{ field: string; message: string }> {
+  if (!features || release.spec.analysis?.judge !== 'mannWhitney' || features.enabled('StatisticalJudge'))
+    return [];
+  return [
+    {
+      field: 'spec.analysis.judge',
+      message:
+        'spec.analysis.judge: mannWhitney needs the StatisticalJudge feature gate (--feature-gates=StatisticalJudge=true)',
+    },
+  ];
+}
 
 /** Combines the per-cluster analyses of one tick: any fail fails, else any hold holds, else pass. */
 export function combineAnalyses(
@@ -131,7 +150,7 @@ export class CanaryReleaseReconciler implements Reconciler {
     const now = o.now?.() ?? new Date();
     const generation = release.metadata.generation ?? 0;
 
-    const problems = validateCanaryRelease(release);
+    const problems = [...validateCanaryRelease(release), ...gatedProblems(release, o.features)];
     if (problems.length > 0) {
       const message = problems.map((p) => p.message).join('; ');
       const status = markStalled(release.status ?? {}, generation, 'InvalidSpec', message, now);
@@ -164,7 +183,12 @@ export class CanaryReleaseReconciler implements Reconciler {
       const v = release.metadata.annotations?.[operatorAnnotation(a)];
       if (v) requests[a] = v;
     }
-    const probes = probesFor(release.spec, release.status, { clusters }, now);
+    // With the GitWriteBack gate off, a release behaves as if it said `mode: none`.
+    const spec =
+      o.features && !o.features.enabled('GitWriteBack')
+        ? { ...release.spec, gitWriteBack: { mode: 'none' as const } }
+        : release.spec;
+    const probes = probesFor(spec, release.status, { clusters }, now);
     const [analysis, gate, rollbackGate, wb] = await Promise.all([
       probes.analysis ? this.#analyze(release, names, handles, now) : undefined,
       probes.gate ? this.#gate(release, probes.gate, signal) : undefined,
@@ -181,7 +205,7 @@ export class CanaryReleaseReconciler implements Reconciler {
       ...(rollbackGate ? { rollbackGate } : {}),
       ...(wb ? { writeBack: wb } : {}),
     };
-    const result = step({ spec: release.spec, status: release.status, generation, observations, now });
+    const result = step({ spec, status: release.status, generation, observations, now });
 
     // writeStatus reads the status again before it patches; a tick that changed nothing skips both.
     const unchanged = isDeepStrictEqual(JSON.parse(JSON.stringify(result.status)), release.status ?? {});

@@ -1,3 +1,4 @@
+import type { FeatureGates } from '../features.js';
 import type { CanaryRelease } from '../api/canary-release.js';
 import { OPERATOR_ACTIONS, operatorAnnotation } from '../api/canary-release.js';
 import { kindInfo } from '../api/crds.js';
@@ -22,6 +23,7 @@ export interface RolloutControllersOptions {
   storagePath: string;
   notifier?: Pick<Notifier, 'notify'>;
   routerFor?: RouterFactory;
+  features?: Pick<FeatureGates, 'enabled'>;
   /** Releases reconciled at once (ticks wait on I/O, not CPU). Default 16. */
   workers?: number;
   informer?: InformerOptions;
@@ -80,6 +82,7 @@ export function registerRolloutControllers(
       metrics: rolloutMetrics(manager.registry),
       ...(opts.notifier ? { notifier: opts.notifier } : {}),
       ...(opts.routerFor ? { routerFor: opts.routerFor } : {}),
+      ...(opts.features ? { features: opts.features } : {}),
     }),
     watches: [
       { informer: releases, map: () => undefined },

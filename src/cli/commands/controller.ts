@@ -161,6 +161,7 @@ export const controllerCommand: Command = {
       deliveries,
       storagePath: values['storage-path'],
       notifier,
+      features: gates,
     });
 
     const servers: Array<Pick<HttpServer, 'close'>> = [];
