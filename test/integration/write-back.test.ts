@@ -39,7 +39,10 @@ const GOOD = {
 
 /** A repository with a good commit, then the bad one (modify, add, delete), then an unrelated commit. */
 async function repoWithBadCommit(repo: string) {
-  const { sha: good } = await createRepo(server, repo, GOOD, 'good');
+  // The repository's name in the first commit keeps SHAs (and so rollback branch names) apart:
+  // identical trees committed in the same second would hash alike, and the fake host would see
+  // one repository's pull request as already open for another.
+  const { sha: good } = await createRepo(server, repo, { ...GOOD, 'README.md': `# app (${repo})\n` }, 'good');
   const bad = await commitFiles(server, repo, {
     add: { 'deploy/app.yaml': 'image: app:2\n', 'deploy/extra.yaml': 'extra: true\n' },
     remove: ['deploy/old.yaml'],
