@@ -5,7 +5,7 @@ SHELL := /bin/bash
 JEST := node --experimental-vm-modules node_modules/jest/bin/jest.js
 WORK := .work
 
-.PHONY: help deps build typecheck lint crds kube-local traefik kube-local-up test test-unit test-integration demo bench bench-delivery bench-fix helm bench-scan demo-api bench-rollout clean
+.PHONY: help deps build typecheck lint crds kube-local traefik kube-local-up test test-unit test-integration demo bench bench-delivery bench-fix helm bench-scan demo-api bench-rollout bench-rollback clean
 
 help:
 	@echo "make demo          run the controller on embedded local clusters with the examples"
@@ -87,3 +87,7 @@ bench-scan: deps
 
 bench-rollout: build kube-local
 	@npx tsx bench/rollout.ts
+
+# From the analysis tick that fails a release to 100% primary and to the revert pushed.
+bench-rollback: build kube-local
+	@npx tsx bench/rollback.ts

@@ -10,6 +10,14 @@ export interface RolloutMetrics {
   readonly tickLag: Summary<string>;
   /** `sluice_canary_analyses_total{verdict}`. */
   readonly analyses: Counter<'verdict'>;
+  /**
+   * `sluice_canary_rollback_seconds{stage}`: time to safety after a rollback decision, from the
+   * start of the tick that decided it (the analysis tick that crossed the failure limit, or the
+   * tick that saw an abort or a rollback gate) to `stage`: `traffic` — every cluster's router
+   * and target confirmed at 100% primary; `gitWriteBack` — the revert (or pull request) pushed.
+   * Measured in memory: a decision made by a controller that died is not counted.
+   */
+  readonly rollback: Summary<'stage'>;
 }
 
 const byRegistry = new WeakMap<Registry, RolloutMetrics>();
@@ -31,6 +39,15 @@ export function rolloutMetrics(registry: Registry): RolloutMetrics {
       name: 'sluice_canary_analyses_total',
       help: 'CanaryRelease analyses run, by combined verdict.',
       labelNames: ['verdict'] as const,
+      registers: [registry],
+    }),
+    rollback: new Summary({
+      name: 'sluice_canary_rollback_seconds',
+      help: 'From the tick that decided a rollback to all traffic on the primary (stage=traffic) and to the Git write-back pushed (stage=gitWriteBack).',
+      labelNames: ['stage'] as const,
+      percentiles: [0.5, 0.9, 0.99, 1],
+      maxAgeSeconds: 600,
+      ageBuckets: 5,
       registers: [registry],
     }),
   };

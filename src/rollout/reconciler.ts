@@ -34,7 +34,7 @@ import type { Logger } from '../log.js';
 import type { Notifier } from '../notify/notifier.js';
 import { callGate, gatePayload } from './gates.js';
 import { carryOutAll, observeCluster, type ClusterHandle, type RouterFactory } from './executor.js';
-import { agreedTargetHash, probesFor, SETTLE_MS, step } from './machine.js';
+import { agreedTargetHash, probesFor, SETTLE_MS, step, type StepResult } from './machine.js';
 import { releaseNames, type ReleaseNames } from './names.js';
 import type { AnalysisOutcome, GateAnswer, Observations, WriteBackOutcome } from './observations.js';
 import { routerFor as defaultRouterFor } from './ports.js';
@@ -115,6 +115,9 @@ export class CanaryReleaseReconciler implements Reconciler {
   readonly #o: CanaryReleaseReconcilerOptions;
   /** When each key asked for its next timed tick (ms since epoch); memory only, for the lag metric. */
   readonly #due = new Map<string, number>();
+  /** When the tick that decided each key's rollback started, until traffic / write-back are done; for the rollback metric. */
+  readonly #rollbackTraffic = new Map<string, number>();
+  readonly #rollbackWriteBack = new Map<string, number>();
 
   constructor(opts: CanaryReleaseReconcilerOptions) {
     this.#o = opts;
@@ -132,6 +135,7 @@ export class CanaryReleaseReconciler implements Reconciler {
 
   async #tick(key: string, signal?: AbortSignal): Promise<ReconcileResult> {
     const o = this.#o;
+    const tickStart = Date.now();
     const cached = o.releases.get(key);
     if (!cached) return;
     let release: CanaryRelease;
@@ -193,7 +197,12 @@ export class CanaryReleaseReconciler implements Reconciler {
       probes.analysis ? this.#analyze(release, names, handles, now) : undefined,
       probes.gate ? this.#gate(release, probes.gate, signal) : undefined,
       this.#rollbackGates(release, probes.rollbackGates, signal),
-      probes.writeBack ? (o.writeBack ?? ((r) => writeBack(o.hub, r, o.storagePath)))(release) : undefined,
+      probes.writeBack
+        ? (o.writeBack ?? ((r) => writeBack(o.hub, r, o.storagePath)))(release).then((outcome) => {
+            this.#rolledBack(key, 'gitWriteBack', outcome.ok);
+            return outcome;
+          })
+        : undefined,
     ]);
     const observations: Observations = {
       clusters,
@@ -211,7 +220,9 @@ export class CanaryReleaseReconciler implements Reconciler {
     const unchanged = isDeepStrictEqual(JSON.parse(JSON.stringify(result.status)), release.status ?? {});
     if (!unchanged && !(await this.#writeOrGone(release, result.status))) return;
     await this.#announce(release, result.transitions);
+    this.#noteRollbackDecision(key, result, tickStart);
     const failures = await carryOutAll(release, names, handles, result.actions, routerFor);
+    if (failures.length === 0) this.#rolledBack(key, 'traffic', true);
     if (failures.length > 0) {
       const message = failures.map((f) => `${f.cluster}: ${f.action}: ${f.message}`).join('; ');
       o.logger.warn('canary release actions failed', { key, message });
@@ -219,6 +230,28 @@ export class CanaryReleaseReconciler implements Reconciler {
       return { requeueAfterMs: Math.max(SETTLE_MS, Math.min(result.requeueAfterMs, 5000)) };
     }
     return { requeueAfterMs: result.requeueAfterMs };
+  }
+
+  /** Starts the rollback clocks when this tick decided a rollback; stops them when the release left it. */
+  #noteRollbackDecision(key: string, result: StepResult, tickStart: number): void {
+    const phase = result.status.phase;
+    if (phase !== 'RollingBack' && phase !== 'RolledBack') {
+      this.#rollbackTraffic.delete(key);
+      this.#rollbackWriteBack.delete(key);
+      return;
+    }
+    if (!result.transitions.some((t) => t.phase === 'RollingBack')) return;
+    this.#rollbackTraffic.set(key, tickStart);
+    if (!result.status.rollback?.writeBack) this.#rollbackWriteBack.set(key, tickStart);
+  }
+
+  /** Observes the time from the rollback decision to `stage` done, once per decision. */
+  #rolledBack(key: string, stage: 'traffic' | 'gitWriteBack', done: boolean): void {
+    const clocks = stage === 'traffic' ? this.#rollbackTraffic : this.#rollbackWriteBack;
+    const decidedAt = clocks.get(key);
+    if (decidedAt === undefined || !done) return;
+    clocks.delete(key);
+    this.#o.metrics?.rollback.observe({ stage }, (Date.now() - decidedAt) / 1000);
   }
 
   /** The clusters the release acts on, and the Delivery revision; or why it must wait. */
