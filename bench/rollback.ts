@@ -194,9 +194,18 @@ try {
     const revert = rolled.status!.rollback!.writeBack!.commit!;
     // From outside: the revert is the tip and names the metric; all traffic on the primary.
     const tip = await runGit(['--git-dir', join(git.root, 'app.git'), 'rev-parse', 'main']);
-    const message = await runGit(['--git-dir', join(git.root, 'app.git'), 'log', '-1', '--format=%B', 'main']);
+    const message = await runGit([
+      '--git-dir',
+      join(git.root, 'app.git'),
+      'log',
+      '-1',
+      '--format=%B',
+      'main',
+    ]);
     if (tip !== revert || !message.includes('success-rate') || !message.includes(`Sluice-Reverts: ${bad}`))
-      throw new Error(`round ${i}: the tip ${tip} is not the revert ${revert} naming the metric:\n${message}`);
+      throw new Error(
+        `round ${i}: the tip ${tip} is not the revert ${revert} naming the metric:\n${message}`,
+      );
     const target = await deployment('web');
     const primary = await deployment('web-primary');
     if (target.spec?.replicas !== 0 || primary.spec?.replicas !== 2)
@@ -206,7 +215,8 @@ try {
     // The Delivery applies the revert before the next round (never the bad revision again).
     await until(
       `round ${i}: the Delivery at the revert`,
-      async () => ((await delivery()).status?.lastAppliedRevision === `main@sha1:${revert}` ? true : undefined),
+      async () =>
+        (await delivery()).status?.lastAppliedRevision === `main@sha1:${revert}` ? true : undefined,
       120_000,
     );
     rounds.push({ round: i, wall_s: Number(((Date.now() - pushedAt) / 1000).toFixed(1)), revert });
