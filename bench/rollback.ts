@@ -15,7 +15,7 @@
  * the revert at the tip of the branch naming the metric, the Delivery back on a good revision.
  * Prints one JSON object, then one human line.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -23,7 +23,6 @@ import { stringify } from 'yaml';
 import type { CanaryRelease } from '../src/api/canary-release.js';
 import type { Delivery } from '../src/api/delivery.js';
 import { installCrds } from '../src/api/install.js';
-import { serverSideApply } from '../src/kube/apply.js';
 import { clusterClient, loadKubeConfig, type ClusterClient } from '../src/kube/clients.js';
 import type { DeploymentLike } from '../src/rollout/workload.js';
 import { ControllerProcess, controllerArgs } from '../test/support/controller-process.js';
@@ -31,9 +30,9 @@ import { commitFiles, createRepo, runGit, startGitServer } from '../test/support
 import { REPO_ROOT, startKubeLocal } from '../test/support/kube-local.mjs';
 import { deploymentManifest } from '../test/support/manifests.js';
 import { startPrometheus } from '../test/support/prometheus-basic.js';
+import { applyAsBench, registerMember, sleep, unregisterMember } from './support.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 10);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const run = `bench-rollback-${Date.now().toString(36)}`;
 const NS = run;
 const CLUSTER = `${run}-m1`;
@@ -82,8 +81,7 @@ const client = (n: string): ClusterClient =>
   clusterClient(n, loadKubeConfig({ kubeconfig: join(dir, n, 'kubeconfig') }));
 const hub = client('hub');
 const member = client('member-1');
-const apply = (c: ClusterClient, o: object) =>
-  serverSideApply(c, o as KubernetesObject, { fieldManager: 'bench', force: true });
+const apply = applyAsBench;
 const get = <T>(c: ClusterClient, apiVersion: string, kind: string, name: string) =>
   c.raw.getRaw<T & KubernetesObject>({ apiVersion, kind, metadata: { namespace: NS, name } });
 const release = () => get<CanaryRelease>(hub, 'sluice.dev/v1', 'CanaryRelease', 'web');
@@ -92,20 +90,7 @@ const deployment = (name: string) => get<DeploymentLike>(member, 'apps/v1', 'Dep
 
 try {
   await installCrds(hub);
-  for (const c of [hub, member])
-    await apply(c, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-  await apply(hub, {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { namespace: NS, name: 'm1-kubeconfig' },
-    stringData: { kubeconfig: readFileSync(join(dir, 'member-1', 'kubeconfig'), 'utf8') },
-  });
-  await apply(hub, {
-    apiVersion: 'sluice.dev/v1',
-    kind: 'Cluster',
-    metadata: { name: CLUSTER },
-    spec: { kubeconfigSecretRef: { namespace: NS, name: 'm1-kubeconfig', key: 'kubeconfig' } },
-  });
+  await registerMember(hub, member, dir, NS, CLUSTER);
   await createRepo(git, 'app', { 'deploy/web.yaml': manifest('v0') });
   const creds = git.credentials();
   await apply(hub, {
@@ -251,13 +236,7 @@ try {
   await controller?.kill('SIGTERM');
   await prom.stop();
   await git.stop();
-  for (const [c, o] of [
-    [hub, { apiVersion: 'sluice.dev/v1', kind: 'Cluster', metadata: { name: CLUSTER } }],
-    [member, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }],
-    [hub, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }],
-  ] as const) {
-    await c.raw.deleteRaw(o as KubernetesObject).catch(() => undefined);
-  }
+  await unregisterMember(hub, member, NS, CLUSTER);
   rmSync(storage, { recursive: true, force: true });
   await kl?.stop();
 }

@@ -16,17 +16,16 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { installCrds } from '../src/api/install.js';
-import { serverSideApply } from '../src/kube/apply.js';
 import { clusterClient, loadKubeConfig, type ClusterClient } from '../src/kube/clients.js';
 import { writeStatus } from '../src/kube/status.js';
 import { ControllerProcess, controllerArgs } from '../test/support/controller-process.js';
 import { REPO_ROOT, startKubeLocal } from '../test/support/kube-local.mjs';
 import { startPrometheus } from '../test/support/prometheus-basic.js';
+import { applyAsBench, registerMember, sleep, unregisterMember } from './support.js';
 
 const RELEASES = Number(process.env.RELEASES ?? 200);
 const WINDOW_S = Number(process.env.WINDOW_S ?? 60);
 const INTERVAL = process.env.INTERVAL ?? '10s';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const run = `bench-rollout-${Date.now().toString(36)}`;
 const NS = run;
 const CLUSTER = `${run}-m1`;
@@ -69,25 +68,21 @@ const client = (n: string): ClusterClient =>
   clusterClient(n, loadKubeConfig({ kubeconfig: join(dir, n, 'kubeconfig') }));
 const hub = client('hub');
 const member = client('member-1');
-const apply = (c: ClusterClient, o: object) =>
-  serverSideApply(c, o as KubernetesObject, { fieldManager: 'bench', force: true });
+const apply = applyAsBench;
 const names = Array.from({ length: RELEASES }, (_, i) => `w${i}`);
 try {
+  // On shared clusters an earlier run's namespace may still be terminating with its 400 pods,
+  // which would leave this run's pods Pending on the one node: wait until it is gone.
+  await until(
+    'earlier bench namespaces gone from member-1',
+    async () =>
+      (await member.raw.listRaw<KubernetesObject>('v1', 'Namespace')).items.every(
+        (n) => !n.metadata?.name?.startsWith('bench-rollout-'),
+      ),
+    600_000,
+  );
   await installCrds(hub);
-  for (const c of [hub, member])
-    await apply(c, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-  await apply(hub, {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { namespace: NS, name: 'm1-kubeconfig' },
-    stringData: { kubeconfig: readFileSync(join(dir, 'member-1', 'kubeconfig'), 'utf8') },
-  });
-  await apply(hub, {
-    apiVersion: 'sluice.dev/v1',
-    kind: 'Cluster',
-    metadata: { name: CLUSTER },
-    spec: { kubeconfigSecretRef: { namespace: NS, name: 'm1-kubeconfig', key: 'kubeconfig' } },
-  });
+  await registerMember(hub, member, dir, NS, CLUSTER);
   // A suspended Delivery whose status the bench writes (the Delivery controller leaves a
   // suspended Delivery alone): the releases follow it onto member-1.
   await apply(hub, {
@@ -230,6 +225,7 @@ try {
   const lag = (q: string) =>
     metricValue(ctl, 'sluice_canary_tick_lag_seconds{', new RegExp(`quantile="${q}"`));
   const finalRss = rssKib();
+  const heapMib = (name: string) => Math.round(metricValue(ctl, `${name} `) / 2 ** 20);
   const cpuPercent = Math.round(((cpuSeconds() - cpuBefore) / seconds) * 100);
   const reconcileMs = Math.round(
     (metricValue(ctl, 'sluice_reconcile_duration_seconds_sum', /controller="canaryrelease"/) /
@@ -243,6 +239,17 @@ try {
   const final = await phases();
   const still = final.filter((r) => r.status?.phase === 'Progressing').length;
   const steps = final.map((r) => Number((r.status?.step ?? '0/0').split('/')[0]));
+  // What the releases wait for, by message (digits folded), so a stall shows in the output.
+  const waiting: Record<string, number> = {};
+  for (const r of final as Array<
+    KubernetesObject & { status?: { conditions?: Array<{ type: string; message?: string }> } }
+  >) {
+    const m = (r.status?.conditions?.find((c) => c.type === 'Reconciling')?.message ?? '').replace(
+      /\d+/g,
+      'N',
+    );
+    if (m) waiting[m] = (waiting[m] ?? 0) + 1;
+  }
 
   const result = {
     bench: 'rollout',
@@ -255,10 +262,14 @@ try {
     controller_rss_mib: Math.round(finalRss / 1024),
     controller_rss_mib_max: Math.round(maxRss / 1024),
     prometheus_queries_per_s: Number(((queriesAfter - queriesBefore) / seconds).toFixed(1)),
+    controller_heap_used_mib: heapMib('nodejs_heap_size_used_bytes'),
+    controller_heap_total_mib: heapMib('nodejs_heap_size_total_bytes'),
+    controller_external_mib: heapMib('nodejs_external_memory_bytes'),
     controller_cpu_percent: cpuPercent,
     reconcile_ms_mean: reconcileMs,
     analyses_per_s: Number(((analysesAfter - analysesBefore) / seconds).toFixed(1)),
     still_progressing: still,
+    waiting,
     mean_step_reached: Number((steps.reduce((a, b) => a + b, 0) / Math.max(1, steps.length)).toFixed(1)),
   };
   console.log(JSON.stringify(result));
@@ -268,12 +279,6 @@ try {
 } finally {
   await controller?.kill('SIGTERM');
   await prom.stop();
-  for (const [c, o] of [
-    [hub, { apiVersion: 'sluice.dev/v1', kind: 'Cluster', metadata: { name: CLUSTER } }],
-    [member, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }],
-    [hub, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }],
-  ] as const) {
-    await c.raw.deleteRaw(o as KubernetesObject).catch(() => undefined);
-  }
+  await unregisterMember(hub, member, NS, CLUSTER);
   await kl?.stop();
 }

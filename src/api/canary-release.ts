@@ -235,6 +235,13 @@ export interface CanaryReleaseSpec {
   analysis: CanaryAnalysis;
   gates?: CanaryGate[];
   rollbackSLA?: string;
+  /**
+   * How long the target keeps its pods after all traffic was routed back to the primary (on
+   * promotion and on rollback), so that proxies still applying the route do not send requests
+   * to pods already gone (Argo Rollouts' scaleDownDelaySeconds). Default 30s. Not used by the
+   * `replicas` router, whose route is the scaling itself.
+   */
+  scaleDownDelay?: string;
   skipAnalysis: boolean;
   gitWriteBack: GitWriteBack;
 }
@@ -363,6 +370,8 @@ export interface CanaryReleaseStatus extends ConditionedStatus {
   phaseSince?: string;
   stepSince?: string;
   lastAnalysisAt?: string;
+  /** When all traffic was last routed back to the primary (promotion or rollback); the target is scaled to 0 `scaleDownDelay` after it. */
+  primaryRoutedAt?: string;
   gate?: GateStatus;
   /** The clusters this run acts on. */
   clusters?: string[];
@@ -710,6 +719,9 @@ const spec = obj<CanaryReleaseSpec>(
     rollbackSLA: duration(
       'Longest acceptable time from a failed analysis to all traffic back on the stable version; beyond it the release reports Stalled.',
     ),
+    scaleDownDelay: duration(
+      'How long the target keeps its pods after all traffic was routed back to the primary (promotion or rollback), so that proxies still applying the route find them; default 30s. Not used by the replicas router.',
+    ),
     skipAnalysis: bool('Promote through the steps without running the analysis (emergency fixes).', {
       default: false,
     }),
@@ -824,6 +836,9 @@ const status = statusOf<CanaryReleaseStatus>('Where the release stands.', {
   phaseSince: timestamp('When the current phase began.'),
   stepSince: timestamp('When the current step began.'),
   lastAnalysisAt: timestamp('When the analysis last ran.'),
+  primaryRoutedAt: timestamp(
+    'When all traffic was last routed back to the primary (promotion or rollback); the target is scaled to 0 scaleDownDelay after it.',
+  ),
   gate: obj<GateStatus>(
     'The gate the release waits at.',
     {

@@ -7,6 +7,7 @@ import {
   KubernetesObjectApi,
   VersionApi,
 } from '@kubernetes/client-node';
+import { shareConnections } from './agents.js';
 import { RawObjectApi } from './raw.js';
 
 /**
@@ -29,6 +30,7 @@ export interface ClusterClient {
 
 /** Builds the clients for one cluster. */
 export function clusterClient(name: string, kubeConfig: KubeConfig): ClusterClient {
+  shareConnections(kubeConfig);
   return {
     name,
     kubeConfig,

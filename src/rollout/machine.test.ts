@@ -355,7 +355,9 @@ describe('step: Progressing', () => {
       revision: 'h2',
     });
     expect(r.status.rolledBackRevisions).toEqual(['h2']);
-    expect(types(r)).toEqual(['route:0', 'scaleTarget:0']);
+    // The target keeps its pods for scaleDownDelay: proxies may still be applying the route.
+    expect(types(r)).toEqual(['route:0']);
+    expect(r.status.primaryRoutedAt).toBeDefined();
     expect(r.status.measurements).toHaveLength(1);
   });
 
@@ -583,8 +585,14 @@ describe('step: Promoting', () => {
     [
       'primary ready',
       cluster({ canary: 50, primary: { hash: 'h2', ready: true } }),
-      ['route:0', 'scaleTarget:0'],
+      ['route:0'],
       'Promoting',
+    ],
+    [
+      'all traffic on the primary, the target still up (scaled down later, after scaleDownDelay)',
+      cluster({ canary: 0, primary: { hash: 'h2', ready: true } }),
+      [],
+      'Succeeded',
     ],
     [
       'all converged',
@@ -644,10 +652,10 @@ describe('step: RollingBack', () => {
     [
       'traffic still on the canary (killed before routing)',
       cluster({ canary: 10 }),
-      ['route:0', 'scaleTarget:0'],
+      ['route:0'],
       'RollingBack',
     ],
-    ['routed, target up', cluster({ canary: 0 }), ['scaleTarget:0'], 'RollingBack'],
+    ['routed, target up (scaled down after scaleDownDelay)', cluster({ canary: 0 }), [], 'RolledBack'],
     ['converged', cluster({ canary: 0, replicas: 0 }), [], 'RolledBack'],
   ])('GIVEN %s THEN actions %j, phase %s', (_w, c, actions, phase) => {
     const r = run(spec(), rolling, obs([c]));
@@ -880,5 +888,54 @@ describe('step: invariants', () => {
     const r = run(spec({ steps: {} }), idleStatus, obs([cluster()]));
     expect(r.actions).toEqual([]);
     expect(r.status.conditions?.find((c) => c.type === 'Stalled')?.reason).toBe('InvalidSpec');
+  });
+});
+
+describe('step: scale-down delay after traffic left the target', () => {
+  const routedBack = (secondsAgo: number | undefined): CanaryReleaseStatus => ({
+    ...idleStatus,
+    templateHash: 'h2',
+    revision: 'h2',
+    lastPromotedTemplateHash: 'h2',
+    ...(secondsAgo === undefined ? {} : { primaryRoutedAt: t(secondsAgo) }),
+  });
+  const up = cluster({ canary: 0, hash: 'h2', primary: { hash: 'h2', ready: true } });
+
+  it('GIVEN traffic routed to the primary 10s ago (default 30s) THEN the target keeps its pods, a tick is asked for when the delay ends, and status says so', () => {
+    const r = run(spec(), routedBack(10), obs([up]));
+    expect(types(r)).toEqual([]);
+    expect(r.requeueAfterMs).toBe(20_000);
+    expect(r.status.conditions?.find((c) => c.type === 'Ready')?.message).toMatch(
+      /scaled down in 20s \(scaleDownDelay\)/,
+    );
+  });
+
+  it.each<[string, Partial<CanaryReleaseSpec>, number | undefined]>([
+    ['the default 30s passed', {}, 31],
+    ['scaleDownDelay 5s passed', { scaleDownDelay: '5s' }, 6],
+    ['scaleDownDelay 0s', { scaleDownDelay: '0s' }, 0],
+    ['no record of when traffic moved (status from an older controller)', {}, undefined],
+  ])('GIVEN %s THEN the target is scaled to 0', (_w, over, ago) => {
+    const r = run(spec(over), routedBack(ago), obs([up]));
+    expect(types(r)).toEqual(['scaleTarget:0']);
+  });
+
+  it('GIVEN the replicas router THEN rolling back scales the target in the same tick (its route is the scaling)', () => {
+    const r = run(
+      spec({ trafficRouting: { provider: 'replicas' } }),
+      running({ failedChecks: 1 }),
+      obs([cluster({ canary: 10 })], { analysis: fail }),
+    );
+    expect(types(r)).toEqual(['route:0', 'scaleTarget:0']);
+  });
+
+  it('GIVEN a new run starts THEN the record of the last switch is dropped', () => {
+    const r = run(
+      spec(),
+      routedBack(10),
+      obs([cluster({ canary: 0, hash: 'h3', primary: { hash: 'h2', ready: true } })]),
+    );
+    expect(r.status.phase).toBe('Progressing');
+    expect(r.status.primaryRoutedAt).toBeUndefined();
   });
 });

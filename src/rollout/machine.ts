@@ -59,6 +59,8 @@ export const SETTLE_MS = 1000;
 /** Longest wait between looks at a webhook gate or a failed Git write-back. */
 export const POLL_CAP_MS = 10_000;
 const DEFAULT_INTERVAL_MS = 60_000;
+/** `spec.scaleDownDelay` when unset: Argo Rollouts' default, long enough for slow proxies. */
+export const DEFAULT_SCALE_DOWN_DELAY_MS = 30_000;
 const RUN_PHASES: readonly CanaryPhase[] = ['Progressing', 'WaitingPromotion'];
 const PAUSABLE: readonly CanaryPhase[] = [
   'Progressing',
@@ -448,13 +450,44 @@ function routes(c: ClusterObservation, canary: number): boolean {
   return c.split?.canary === canary && c.splitSettled !== false;
 }
 
-/** Keeps the idle invariant: all traffic on the primary, the target scaled to 0. */
+/** Keeps the idle invariant: all traffic on the primary, the target scaled to 0 (after scaleDownDelay). */
 function keepIdle(t: Tick): void {
   for (const c of t.input.observations.clusters) {
     if (c.error) continue;
     if (!routes(c, 0)) t.act({ type: 'route', cluster: c.name, canary: 0 });
-    if (c.target && c.target.replicas !== 0) t.act({ type: 'scaleTarget', cluster: c.name, replicas: 0 });
+    if (c.target && c.target.replicas !== 0) scaleDownTarget(t, c);
   }
+}
+
+/** Milliseconds left before the target may be scaled to 0: `scaleDownDelay` after `primaryRoutedAt`. */
+function scaleDownWait(t: Tick): number {
+  const { spec } = t.input;
+  const since = t.s.primaryRoutedAt ? Date.parse(t.s.primaryRoutedAt) : NaN;
+  if (routerScales(spec) || Number.isNaN(since)) return 0;
+  const delay = spec.scaleDownDelay
+    ? (parseDuration(spec.scaleDownDelay) ?? DEFAULT_SCALE_DOWN_DELAY_MS)
+    : DEFAULT_SCALE_DOWN_DELAY_MS;
+  return since + delay - t.input.now.getTime();
+}
+
+/**
+ * Scales the target to 0 once traffic has been off it for `scaleDownDelay`: a proxy still
+ * applying the route change would otherwise send requests to pods already gone.
+ */
+function scaleDownTarget(t: Tick, c: ClusterObservation): void {
+  const left = scaleDownWait(t);
+  if (left <= 0) {
+    t.act({ type: 'scaleTarget', cluster: c.name, replicas: 0 });
+    return;
+  }
+  t.soon(left);
+  t.waiting ??= `all traffic on the primary; the target is scaled down in ${Math.ceil(left / 1000)}s (scaleDownDelay)`;
+}
+
+/** Routes all traffic back to the primary on `c`, and records when (for the scale-down delay). */
+function routeToPrimary(t: Tick, c: ClusterObservation): void {
+  t.act({ type: 'route', cluster: c.name, canary: 0 });
+  t.s.primaryRoutedAt ??= t.now;
 }
 
 function keepRoute(t: Tick, canary: number): void {
@@ -488,6 +521,7 @@ function idle(t: Tick, hash: string | undefined): void {
 
 function startRun(t: Tick, hash: string, reason: string, message: string): void {
   const { s } = t;
+  delete s.primaryRoutedAt;
   s.templateHash = hash;
   s.revision = revisionOf(t, hash);
   s.failedChecks = 0;
@@ -529,17 +563,20 @@ function startRollback(
   delete s.gate;
   delete s.pausedFrom;
   t.record('RollingBack', why.reason, `rolling back ${s.revision ?? 'the canary'}: ${why.message}`);
-  // Traffic first, then the target: the primary takes everything before the canary pods go.
+  // Traffic first; the target keeps its pods for scaleDownDelay (the replica router's route is the scaling).
+  delete s.primaryRoutedAt;
   for (const c of input.observations.clusters) {
     if (c.error) continue;
-    t.act({ type: 'route', cluster: c.name, canary: 0 });
-    if (c.target && c.target.replicas !== 0) t.act({ type: 'scaleTarget', cluster: c.name, replicas: 0 });
+    routeToPrimary(t, c);
+    if (routerScales(input.spec) && c.target && c.target.replicas !== 0)
+      t.act({ type: 'scaleTarget', cluster: c.name, replicas: 0 });
   }
   t.soon();
 }
 
 function startPromotion(t: Tick, reason: string, message: string): void {
   delete t.s.gate;
+  delete t.s.primaryRoutedAt;
   t.s.step = formatStep(t.n, t.n);
   t.record('Promoting', reason, message);
   t.soon();
@@ -755,10 +792,12 @@ function promote(t: Tick, hash: string | undefined): void {
       continue;
     }
     if (!routes(c, 0)) {
-      t.act({ type: 'route', cluster: c.name, canary: 0 });
+      routeToPrimary(t, c);
       done = false;
     }
-    if (c.target && c.target.replicas !== 0) {
+    // The replica router scales as it routes; other routers leave the target to the idle phase,
+    // which scales it down scaleDownDelay after the switch.
+    if (routerScales(input.spec) && c.target && c.target.replicas !== 0) {
       t.act({ type: 'scaleTarget', cluster: c.name, replicas: 0 });
       done = false;
     }
@@ -766,7 +805,7 @@ function promote(t: Tick, hash: string | undefined): void {
   t.soon();
   if (!done) {
     t.waiting = primariesDone
-      ? 'promoting: routing all traffic to the primary, scaling the target down'
+      ? 'promoting: routing all traffic to the primary'
       : 'promoting: copying the target to the primary, waiting for it to be ready';
     return;
   }
@@ -787,18 +826,18 @@ function rollBack(t: Tick): void {
   for (const c of clusters) {
     if (c.error) continue;
     if (!routes(c, 0)) {
-      t.act({ type: 'route', cluster: c.name, canary: 0 });
+      routeToPrimary(t, c);
       // No router object at all routes nothing to the canary; one mid-change is not done.
       if (c.split || c.splitSettled === false) done = false;
     }
-    if (c.target && c.target.replicas !== 0) {
+    if (routerScales(input.spec) && c.target && c.target.replicas !== 0) {
       t.act({ type: 'scaleTarget', cluster: c.name, replicas: 0 });
       done = false;
     }
   }
   t.soon();
   if (!done) {
-    t.waiting = 'rolling back: routing all traffic to the primary, scaling the target down';
+    t.waiting = 'rolling back: routing all traffic to the primary';
     return;
   }
   s.canaryWeight = 0;

@@ -77,6 +77,10 @@ func runCluster(ctx context.Context, spec clusterSpec) error {
 	if err != nil {
 		return err
 	}
+	// client-go's default (5 QPS, burst 10) would let the node agent bind and report only a few
+	// pods a second: hundreds of pods (bench/rollout.ts) would sit Pending for minutes.
+	restCfg.QPS = 100
+	restCfg.Burst = 200
 	client := kubernetes.NewForConfigOrDie(restCfg)
 	if err := waitReady(ctx, client, apiErr); err != nil {
 		return err

@@ -174,6 +174,7 @@ const full: { [K in SluiceKind]: object } = {
       },
     ],
     rollbackSLA: '5m',
+    scaleDownDelay: '30s',
     skipAnalysis: false,
     gitWriteBack: { mode: 'revert' },
   } satisfies Required<CanaryReleaseSpec>,
@@ -264,6 +265,7 @@ const statuses: { [K in SluiceKind]: object } = {
     phaseSince: now,
     stepSince: now,
     lastAnalysisAt: now,
+    primaryRoutedAt: now,
     gate: { name: 'approve', since: now, attempts: 2, message: 'HTTP 503' },
     clusters: ['member-1', 'member-2'],
     transitions: [

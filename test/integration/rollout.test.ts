@@ -374,6 +374,7 @@ describe('CanaryRelease blue/green (Gateway API HTTPRoute)', () => {
     strategy: 'blueGreen',
     steps: undefined,
     trafficRouting: { provider: 'gatewayAPI', gatewayAPI: { httpRoute: { name } } },
+    scaleDownDelay: '3s',
     analysis: {
       scoreThreshold: 0.95,
       failureLimit: 1,
@@ -412,7 +413,9 @@ describe('CanaryRelease blue/green (Gateway API HTTPRoute)', () => {
     expect((await deployment('bgok-primary'))?.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION]).toBe(
       done.status?.lastPromotedTemplateHash,
     );
-    expect((await deployment('bgok'))?.spec?.replicas).toBe(0);
+    // The old version keeps its pods for scaleDownDelay after the switch, then goes.
+    expect(done.status?.primaryRoutedAt).toBeDefined();
+    await eventually(async () => (await deployment('bgok'))?.spec?.replicas === 0, 30_000);
   });
 
   it('GIVEN blue/green and a failing analysis THEN it rolls back and the old version never lost its traffic', async () => {
@@ -431,6 +434,6 @@ describe('CanaryRelease blue/green (Gateway API HTTPRoute)', () => {
     expect((await deployment('bgbad-primary'))?.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION]).toBe(
       init.status?.lastPromotedTemplateHash,
     );
-    expect((await deployment('bgbad'))?.spec?.replicas).toBe(0);
+    await eventually(async () => (await deployment('bgbad'))?.spec?.replicas === 0, 30_000);
   });
 });

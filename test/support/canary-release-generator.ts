@@ -226,6 +226,7 @@ export function randomV1(r: Rng, i: number): JsonObject {
       ),
     ),
     rollbackSLA: maybe(r, () => '5m'),
+    scaleDownDelay: maybe(r, () => r.pick(['0s', '10s', '2m'])),
     skipAnalysis: maybe(r, () => r.bool(0.1), 0.8),
     gitWriteBack: c({
       mode,

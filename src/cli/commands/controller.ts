@@ -1,4 +1,5 @@
 import { hostname, tmpdir } from 'node:os';
+import { collectDefaultMetrics } from 'prom-client';
 import { join } from 'node:path';
 import { registerSourceControllers } from '../../git/register.js';
 import { kubectlKustomize } from '../../delivery/kustomize.js';
@@ -140,6 +141,8 @@ export const controllerCommand: Command = {
         if (!exiting) process.exit(1);
       },
     });
+    // process_* and nodejs_* (RSS, heap, event-loop lag), as controller-runtime exposes process_* and go_*.
+    collectDefaultMetrics({ register: manager.registry });
     const { members } = registerPlacementControllers(manager, { probeIntervalMs, placementDebounceMs });
     const webhookAddr = addresses['webhook-bind-address']!;
     // Receivers run on every replica: a push only sets an annotation the leader acts on.
