@@ -242,6 +242,7 @@ afterAll(async () => {
 
 describe('CanaryRelease on the real data plane (examples/canary)', () => {
   it('GIVEN v1 on the primary WHEN v2 (good) is pushed THEN it is promoted through 10/30/60% and the primary serves all traffic with it', async () => {
+    load!.reset();
     const revision = await push('v2');
     const steps = new Set<string>();
     const watch = watchCanary('v2');
@@ -265,10 +266,20 @@ describe('CanaryRelease on the real data plane (examples/canary)', () => {
     console.log(`v2 promoted; steps seen while polling: ${[...steps].join(' ')}`);
 
     expect(imageOf(await deployment('demo-app-primary'))).toBe('sluice.dev/demo-app:v2');
-    expect((await deployment('demo-app'))?.spec?.replicas).toBe(0);
     const after = await untilOnly('v2');
     expect(after.byVersion.v1).toBeUndefined();
     expect(after.errors).toBe(0);
+    // The target keeps its pods for scaleDownDelay (10s in the example) after the switch, then goes.
+    expect(done.status?.primaryRoutedAt).toBeDefined();
+    await eventually(async () => (await deployment('demo-app'))?.spec?.replicas === 0, 60_000);
+    // Across the whole release — every step, the switch, the scale-down — the gateway answered
+    // every request from a live pod: no 502/503 from a backend that was already gone.
+    await sleep(2000);
+    const whole = load!.counts();
+    console.log(
+      `v2 release under load: ${whole.total} requests, ${JSON.stringify(whole.byStatus)}, transport errors ${whole.errors}`,
+    );
+    expect(Object.keys(whole.byStatus)).toEqual(['200']);
   }, 180_000);
 
   it('GIVEN v2 promoted WHEN v3-erroring is pushed THEN it is rolled back within failureLimit × interval + 5 s, all traffic on the primary, a revert in Git naming the metric, and the Delivery never applies it again', async () => {
