@@ -70,7 +70,10 @@ export function registerRolloutControllers(
   const events = new EventRecorder(manager.client, { logger });
   const controller = manager.addController({
     name: 'canaryrelease',
-    workers: opts.workers ?? 16,
+    // A tick mostly waits on apiservers and Prometheus: 48 at once keep 200 releases whose
+    // ticks fall due together within a second of their time (bench/rollout.ts: tick-lag p99
+    // 1.5 s with 16 workers, 0.4–0.9 s with 48; RSS +25 MiB).
+    workers: opts.workers ?? 48,
     reconciler: new CanaryReleaseReconciler({
       hub: manager.client,
       releases,
