@@ -471,6 +471,13 @@ const invalid: Array<[SluiceKind, string, string, string, Mutate]> = [
   ['CanaryRelease', 'no strategy', 'spec.strategy', 'Required value', (s) => delete s.strategy],
   [
     'CanaryRelease',
+    'a scaleDownDelay in words',
+    'spec.scaleDownDelay',
+    'should match',
+    (s) => (s.scaleDownDelay = 'half a minute'),
+  ],
+  [
+    'CanaryRelease',
     'an unknown strategy',
     'spec.strategy',
     'Unsupported value: "rolling"',
